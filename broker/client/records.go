@@ -1,0 +1,44 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Produce sends one record or a batch (POST /produce).
+func (c *Client) Produce(ctx context.Context, req ProduceRequest) (*ProduceResponse, error) {
+	var out ProduceResponse
+	wait := time.Duration(0)
+	if req.Acks == AcksAll || req.Acks == "-1" {
+		wait = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
+	return &out, c.call(ctx, http.MethodPost, "/produce", nil, req, &out, wait)
+}
+
+// Fetch reads records from one partition (GET /fetch).
+func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, error) {
+	q := url.Values{
+		"topic":     {req.Topic},
+		"partition": {strconv.FormatInt(int64(req.Partition), 10)},
+	}
+	if req.Offset >= 0 {
+		q.Set("offset", strconv.FormatInt(req.Offset, 10))
+	}
+	if req.MaxRecords > 0 {
+		q.Set("max_records", strconv.Itoa(req.MaxRecords))
+	}
+	if req.MaxBytes > 0 {
+		q.Set("max_bytes", strconv.Itoa(req.MaxBytes))
+	}
+	if req.WaitMs > 0 {
+		q.Set("wait_ms", strconv.Itoa(req.WaitMs))
+	}
+	if req.Encoding != "" {
+		q.Set("encoding", req.Encoding)
+	}
+	var out FetchResponse
+	return &out, c.call(ctx, http.MethodGet, "/fetch", q, nil, &out, time.Duration(req.WaitMs)*time.Millisecond)
+}

@@ -1,0 +1,89 @@
+package client
+
+// Encodings of keys, values and header values on the wire.
+const (
+	EncodingUTF8   = "utf8"
+	EncodingBase64 = "base64"
+)
+
+// Acks values of a produce request.
+const (
+	AcksLeader = "1"
+	AcksAll    = "all"
+)
+
+// ProduceRecord is one record of a batch produce. Value is the record's
+// payload (the original API calls it "message"). A nil Partition lets the
+// broker choose: murmur2 of the key, or round robin without a key.
+type ProduceRecord struct {
+	Partition *int32            `json:"partition,omitempty"`
+	Key       *string           `json:"key,omitempty"`
+	Value     string            `json:"value"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Timestamp int64             `json:"timestamp,omitempty"`
+}
+
+// ProduceRequest is the body of POST /produce. With Records empty it is a
+// single record made of Partition, Key, Message, Headers and Timestamp.
+type ProduceRequest struct {
+	Topic     string            `json:"topic"`
+	Partition *int32            `json:"partition,omitempty"`
+	Key       *string           `json:"key,omitempty"`
+	Message   string            `json:"message,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Timestamp int64             `json:"timestamp,omitempty"`
+	Records   []ProduceRecord   `json:"records,omitempty"`
+	Acks      string            `json:"acks,omitempty"`
+	TimeoutMs int64             `json:"timeout_ms,omitempty"`
+	Encoding  string            `json:"encoding,omitempty"`
+}
+
+// ProduceResponse is the reply of POST /produce. A single-record request
+// fills Partition and Offset; a batch fills Records, one entry per request
+// record in request order.
+type ProduceResponse struct {
+	Status    string           `json:"status"`
+	Topic     string           `json:"topic"`
+	Partition *int32           `json:"partition,omitempty"`
+	Offset    *int64           `json:"offset,omitempty"`
+	Records   []RecordPosition `json:"records,omitempty"`
+}
+
+// RecordPosition is where one produced record was stored.
+type RecordPosition struct {
+	Partition int32 `json:"partition"`
+	Offset    int64 `json:"offset"`
+}
+
+// FetchRequest holds the query parameters of GET /fetch. Negative Offset means
+// the log start offset; zero limits mean the broker defaults.
+type FetchRequest struct {
+	Topic      string
+	Partition  int32
+	Offset     int64
+	MaxRecords int
+	MaxBytes   int
+	WaitMs     int
+	Encoding   string
+}
+
+// FetchResponse is the reply of GET /fetch.
+type FetchResponse struct {
+	Topic          string          `json:"topic"`
+	Partition      int32           `json:"partition"`
+	Records        []FetchedRecord `json:"records"`
+	HighWatermark  int64           `json:"high_watermark"`
+	LogStartOffset int64           `json:"log_start_offset"`
+	NextOffset     int64           `json:"next_offset"`
+}
+
+// FetchedRecord is one record of a fetch reply. Encoding is "base64" when Key,
+// Message and header values are base64 (requested, or not valid UTF-8).
+type FetchedRecord struct {
+	Offset    int64             `json:"offset"`
+	Message   string            `json:"message"`
+	Key       *string           `json:"key,omitempty"`
+	Timestamp int64             `json:"timestamp"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Encoding  string            `json:"encoding,omitempty"`
+}
