@@ -1,0 +1,18 @@
+package broker
+
+import "context"
+
+type forwardedKey struct{}
+
+// WithForwarded marks ctx as serving a request another broker proxied here.
+// Such a request is answered locally or refused, never proxied again, so two
+// brokers with different views of leadership cannot bounce it between them.
+func WithForwarded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, forwardedKey{}, true)
+}
+
+// IsForwarded reports whether ctx serves a proxied request.
+func IsForwarded(ctx context.Context) bool {
+	v, _ := ctx.Value(forwardedKey{}).(bool)
+	return v
+}

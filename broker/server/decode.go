@@ -1,0 +1,185 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/kairolog/kairolog/broker/client"
+)
+
+// decodeBody reads the JSON body of r into v. Unknown fields are ignored, so
+// newer clients work with older brokers; a value of the wrong type, a body
+// that is not one JSON object, an empty body and a non-JSON content type are
+// refused with a 4xx naming the problem.
+func decodeBody(r *http.Request, v any) *client.Error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
+		return client.Errorf(client.CodeUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", tooBig.Limit)
+		}
+		return client.Errorf(client.CodeInvalidJSON, "reading request body: %v", err)
+	}
+	return decodeJSON(raw, v)
+}
+
+func decodeJSON(raw []byte, v any) *client.Error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return client.Errorf(client.CodeInvalidJSON, "request body is empty; expected a JSON object")
+	}
+	if t := firstByte(raw); t != '{' {
+		return client.Errorf(client.CodeInvalidJSON, "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return client.Errorf(client.CodeInvalidJSON, "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func firstByte(b []byte) byte {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+func jsonError(err error) *client.Error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	var fieldErr *fieldError
+	switch {
+	case errors.As(err, &fieldErr):
+		return client.Errorf(client.CodeInvalidJSON, "field %q: %s", fieldErr.field, fieldErr.msg)
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "(body)"
+		}
+		return client.Errorf(client.CodeInvalidJSON, "field %q: expected %s, got JSON %s", field, typeName(typeErr), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return client.Errorf(client.CodeInvalidJSON, "malformed JSON at byte %d: %v", syntaxErr.Offset, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return client.Errorf(client.CodeInvalidJSON, "malformed JSON: unexpected end of body")
+	}
+	return client.Errorf(client.CodeInvalidJSON, "malformed JSON: %v", err)
+}
+
+func typeName(e *json.UnmarshalTypeError) string {
+	if e.Type == nil {
+		return "another type"
+	}
+	switch k := e.Type.Kind().String(); k {
+	case "int8", "int16", "int32", "int64", "int", "uint8", "uint16", "uint32", "uint64", "uint":
+		return "an integer that fits " + k
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	default:
+		return k
+	}
+}
+
+// fieldError is returned by custom unmarshalers so the reply names the field.
+type fieldError struct{ field, msg string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+func jsonContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	switch {
+	case mt == "application/json", strings.HasSuffix(mt, "+json"),
+		// curl -d sends form-urlencoded; PowerShell and some tools send text.
+		mt == "application/x-www-form-urlencoded", mt == "text/plain":
+		return true
+	}
+	return false
+}
+
+// query reads URL query parameters, remembering the first problem so a
+// handler can parse everything and check once.
+type query struct {
+	r   *http.Request
+	err *client.Error
+}
+
+func newQuery(r *http.Request) *query { return &query{r: r} }
+
+func (q *query) setErr(e *client.Error) {
+	if q.err == nil {
+		q.err = e
+	}
+}
+
+// str returns a required (trimmed, non-empty) parameter.
+func (q *query) str(name string) string {
+	v := strings.TrimSpace(q.r.URL.Query().Get(name))
+	if v == "" {
+		q.setErr(client.Errorf(client.CodeMissingField, "query parameter %q is required", name))
+	}
+	return v
+}
+
+// opt returns an optional parameter and whether it was present.
+func (q *query) opt(name string) (string, bool) {
+	vals, ok := q.r.URL.Query()[name]
+	if !ok || len(vals) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(vals[0]), true
+}
+
+// int parses an integer parameter within [lo, hi]; def when absent, and
+// required when def is nil.
+func (q *query) int(name string, lo, hi int64, def *int64) int64 {
+	v, ok := q.opt(name)
+	if !ok || v == "" {
+		if def == nil {
+			q.setErr(client.Errorf(client.CodeMissingField, "query parameter %q is required", name))
+			return 0
+		}
+		return *def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		q.setErr(client.Errorf(client.CodeInvalidArgument, "query parameter %q must be an integer, got %q", name, v))
+		return 0
+	}
+	if n < lo || n > hi {
+		q.setErr(client.Errorf(client.CodeInvalidArgument, "query parameter %q must be between %d and %d, got %d", name, lo, hi, n))
+		return 0
+	}
+	return n
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// required reports a missing or blank JSON field.
+func required(field string) *client.Error {
+	return client.Errorf(client.CodeMissingField, "field %q is required", field)
+}
+
+func invalid(format string, args ...any) *client.Error {
+	return client.Errorf(client.CodeInvalidArgument, format, args...)
+}

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"encoding/base64"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kairolog/kairolog/broker"
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+// maxProduceTimeout bounds timeout_ms of an acks=all produce.
+const maxProduceTimeout = 5 * time.Minute
+
+type produceRecordBody struct {
+	Partition *int32            `json:"partition"`
+	Key       *string           `json:"key"`
+	Message   *string           `json:"message"`
+	Value     *string           `json:"value"`
+	Headers   map[string]string `json:"headers"`
+	Timestamp *int64            `json:"timestamp"`
+}
+
+type produceBody struct {
+	Topic *string `json:"topic"`
+	produceRecordBody
+	Records   *[]produceRecordBody `json:"records"`
+	Acks      acksValue            `json:"acks"`
+	TimeoutMs *int64               `json:"timeout_ms"`
+	Encoding  *string              `json:"encoding"`
+}
+
+func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
+	var body produceBody
+	if err := decodeBody(r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	args, batch, cerr := body.toArgs()
+	if cerr != nil {
+		s.writeError(w, r, cerr)
+		return
+	}
+	positions, err := s.b.Produce(r.Context(), args)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var n int
+	for i := range args.Records {
+		rec := &args.Records[i]
+		n += len(rec.Key) + len(rec.Value)
+		for _, h := range rec.Headers {
+			n += len(h.Key) + len(h.Value)
+		}
+	}
+	s.metrics.producedRecs.Add(float64(len(args.Records)))
+	s.metrics.producedBytes.Add(float64(n))
+	resp := client.ProduceResponse{Status: "stored", Topic: args.Topic}
+	if batch {
+		resp.Records = make([]client.RecordPosition, len(positions))
+		for i, p := range positions {
+			resp.Records[i] = client.RecordPosition{Partition: p.Partition, Offset: p.Offset}
+		}
+	} else if len(positions) == 1 {
+		resp.Partition, resp.Offset = &positions[0].Partition, &positions[0].Offset
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// toArgs checks the request's shape and decodes its records. batch reports a
+// request that used "records".
+func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client.Error) {
+	if b.Topic == nil || strings.TrimSpace(*b.Topic) == "" {
+		return args, false, required("topic")
+	}
+	args.Topic = strings.TrimSpace(*b.Topic)
+	args.Acks = broker.AcksLeader
+	if b.Acks.all {
+		args.Acks = broker.AcksAll
+	}
+	if b.TimeoutMs != nil {
+		if *b.TimeoutMs < 0 || *b.TimeoutMs > maxProduceTimeout.Milliseconds() {
+			return args, false, invalid("timeout_ms must be between 0 and %d, got %d", maxProduceTimeout.Milliseconds(), *b.TimeoutMs)
+		}
+		args.Timeout = time.Duration(*b.TimeoutMs) * time.Millisecond
+	}
+	b64 := false
+	if b.Encoding != nil {
+		switch strings.ToLower(*b.Encoding) {
+		case client.EncodingUTF8, "utf-8", "":
+		case client.EncodingBase64:
+			b64 = true
+		default:
+			return args, false, invalid("encoding must be %q or %q, got %q", client.EncodingUTF8, client.EncodingBase64, *b.Encoding)
+		}
+	}
+	if b.Records == nil {
+		rec, err := b.produceRecordBody.toRecord("", nil, b64, false)
+		if err != nil {
+			return args, false, err
+		}
+		args.Records = []broker.ProduceRecord{rec}
+		return args, false, nil
+	}
+	if b.Key != nil || b.Message != nil || b.Value != nil || b.Headers != nil || b.Timestamp != nil {
+		return args, true, invalid("a request with \"records\" takes key, message, value, headers and timestamp inside each record")
+	}
+	if len(*b.Records) == 0 {
+		return args, true, invalid("\"records\" is empty")
+	}
+	args.Records = make([]broker.ProduceRecord, len(*b.Records))
+	for i := range *b.Records {
+		rec, err := (*b.Records)[i].toRecord(recordField(i), b.Partition, b64, true)
+		if err != nil {
+			return args, true, err
+		}
+		args.Records[i] = rec
+	}
+	return args, true, nil
+}
+
+func recordField(i int) string { return "records[" + int64Text(int64(i)) + "]." }
+
+// toRecord decodes one record; prefix names its place in the request for
+// error messages, and defPartition is the request's partition.
+func (p *produceRecordBody) toRecord(prefix string, defPartition *int32, b64, inBatch bool) (broker.ProduceRecord, *client.Error) {
+	rec := broker.ProduceRecord{Partition: broker.AnyPartition}
+	part := p.Partition
+	if part == nil && inBatch {
+		part = defPartition
+	}
+	if part != nil {
+		if *part < 0 {
+			return rec, invalid("%spartition must be at least 0, got %d", prefix, *part)
+		}
+		rec.Partition = *part
+	}
+	value := p.Message
+	if p.Value != nil {
+		if p.Message != nil && *p.Message != *p.Value {
+			return rec, invalid("%smessage and %svalue differ; send one of them", prefix, prefix)
+		}
+		value = p.Value
+	}
+	if value == nil {
+		return rec, client.Errorf(client.CodeMissingField, "field %q is required", prefix+"message")
+	}
+	var err *client.Error
+	if rec.Value, err = decodeBytes(prefix+"message", *value, b64); err != nil {
+		return rec, err
+	}
+	if p.Key != nil {
+		if rec.Key, err = decodeBytes(prefix+"key", *p.Key, b64); err != nil {
+			return rec, err
+		}
+		if rec.Key == nil {
+			rec.Key = []byte{}
+		}
+	}
+	if len(p.Headers) > 0 {
+		rec.Headers = make([]storage.Header, 0, len(p.Headers))
+		for k, v := range p.Headers {
+			hv, err := decodeBytes(prefix+"headers."+k, v, b64)
+			if err != nil {
+				return rec, err
+			}
+			rec.Headers = append(rec.Headers, storage.Header{Key: k, Value: hv})
+		}
+		sortHeaders(rec.Headers)
+	}
+	if p.Timestamp != nil {
+		if *p.Timestamp < 0 || *p.Timestamp > math.MaxInt64/2 {
+			return rec, invalid("%stimestamp must be Unix milliseconds, got %d", prefix, *p.Timestamp)
+		}
+		rec.Timestamp = *p.Timestamp
+	}
+	return rec, nil
+}
+
+func decodeBytes(field, s string, b64 bool) ([]byte, *client.Error) {
+	if !b64 {
+		return []byte(s), nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, invalid("field %q is not valid base64: %v", field, err)
+	}
+	return b, nil
+}
+
+// sortHeaders orders headers by key so a record's bytes do not depend on Go's
+// map iteration order.
+func sortHeaders(h []storage.Header) {
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && h[j].Key < h[j-1].Key; j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/kairolog/kairolog/broker/client"
+)
+
+// writeJSON answers status with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a bug can make a reply unencodable.
+		panic(err)
+	}
+	writeRaw(w, status, b)
+}
+
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+}
+
+// writeError answers err. An *client.Error keeps its code and status; a
+// cancelled request is a timeout; anything else is a bug, logged and answered
+// with 500 INTERNAL.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *client.Error
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		e = client.Errorf(client.CodeRequestTimedOut, "request did not complete in time")
+	default:
+		s.log.Error("Request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		e = client.Errorf(client.CodeInternal, "internal error: %v", err)
+	}
+	status := e.Status
+	if status == 0 {
+		status = client.StatusForCode(e.Code)
+	}
+	if e.RetryAfterMs > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt((e.RetryAfterMs+999)/1000, 10))
+	}
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.code = e.Code
+	}
+	writeJSON(w, status, e.Body())
+}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, code, format string, args ...any) {
+	s.writeError(w, r, client.Errorf(code, format, args...))
+}
+
+// logDebug is for the data path, whose requests are too many to log at info.
+func (s *Server) logDebug(msg string, args ...any) {
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
+		s.log.Debug(msg, args...)
+	}
+}

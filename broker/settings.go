@@ -1,0 +1,204 @@
+package broker
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Settings are the broker-wide configs of a properties file (--config-file),
+// named as in Kafka's server.properties where Kafka has the same knob.
+// docs/configuration.md documents every key of settingKeys.
+type Settings struct {
+	NumPartitions            int32
+	DefaultReplicationFactor int16
+	MinInsyncReplicas        int
+	UncleanLeaderElection    bool
+	AutoCreateTopics         bool
+
+	LogSegmentBytes          int64
+	LogSegmentMs             time.Duration
+	LogRetentionMs           time.Duration
+	LogRetentionBytes        int64
+	LogIndexIntervalBytes    int
+	LogFlushIntervalMessages int64
+	LogFlushIntervalMs       time.Duration
+	LogRetentionCheckMs      time.Duration
+	MessageMaxBytes          int
+	MaxRequestBytes          int64
+
+	BrokerSessionTimeout    time.Duration
+	BrokerHeartbeatInterval time.Duration
+	ReplicaLagTimeMax       time.Duration
+	ReplicaFetchWaitMax     time.Duration
+	ReplicaFetchMaxBytes    int
+	ControlledShutdownMax   time.Duration
+
+	GroupStaleTimeout             time.Duration
+	GroupCleanupInterval          time.Duration
+	GroupMinSessionTimeout        time.Duration
+	GroupMaxSessionTimeout        time.Duration
+	OffsetsTopicNumPartitions     int32
+	OffsetsTopicReplicationFactor int16
+	OffsetsTopicSegmentBytes      int64
+	OffsetsCompactBytes           int64
+}
+
+// DefaultSettings are Kafka's defaults where Kafka has the knob, and the
+// original KairoLog broker's group timeouts (5 min stale, 1 min cleanup).
+func DefaultSettings() Settings {
+	return Settings{
+		NumPartitions:                 1,
+		DefaultReplicationFactor:      1,
+		MinInsyncReplicas:             1,
+		LogSegmentBytes:               1 << 30,
+		LogSegmentMs:                  7 * 24 * time.Hour,
+		LogRetentionMs:                7 * 24 * time.Hour,
+		LogRetentionBytes:             -1,
+		LogIndexIntervalBytes:         4096,
+		LogRetentionCheckMs:           5 * time.Minute,
+		MessageMaxBytes:               1 << 20,
+		MaxRequestBytes:               16 << 20,
+		BrokerSessionTimeout:          9 * time.Second,
+		BrokerHeartbeatInterval:       2 * time.Second,
+		ReplicaLagTimeMax:             30 * time.Second,
+		ReplicaFetchWaitMax:           500 * time.Millisecond,
+		ReplicaFetchMaxBytes:          1 << 20,
+		ControlledShutdownMax:         30 * time.Second,
+		GroupStaleTimeout:             5 * time.Minute,
+		GroupCleanupInterval:          time.Minute,
+		GroupMinSessionTimeout:        time.Second,
+		GroupMaxSessionTimeout:        30 * time.Minute,
+		OffsetsTopicNumPartitions:     10,
+		OffsetsTopicReplicationFactor: 3,
+		OffsetsTopicSegmentBytes:      100 << 20,
+		OffsetsCompactBytes:           64 << 20,
+	}
+}
+
+// settingKey is one properties key: how to parse it and what it means.
+type settingKey struct {
+	name string
+	doc  string
+	set  func(s *Settings, v string) error
+}
+
+func intKey(lo, hi int64, dst func(*Settings, int64)) func(*Settings, string) error {
+	return func(s *Settings, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("%d is outside [%d, %d]", n, lo, hi)
+		}
+		dst(s, n)
+		return nil
+	}
+}
+
+func msKey(lo int64, dst func(*Settings, time.Duration)) func(*Settings, string) error {
+	return intKey(lo, math.MaxInt64/int64(time.Millisecond), func(s *Settings, n int64) {
+		dst(s, time.Duration(n)*time.Millisecond)
+	})
+}
+
+func boolKey(dst func(*Settings, bool)) func(*Settings, string) error {
+	return func(s *Settings, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("not true or false: %q", v)
+		}
+		dst(s, b)
+		return nil
+	}
+}
+
+var settingKeys = []settingKey{
+	{"num.partitions", "partitions of a topic created without \"partitions\"", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.NumPartitions = int32(n) })},
+	{"default.replication.factor", "replicas of a topic created without \"replication_factor\"", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.DefaultReplicationFactor = int16(n) })},
+	{"min.insync.replicas", "ISR size an acks=all produce needs, unless the topic overrides it", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.MinInsyncReplicas = int(n) })},
+	{"unclean.leader.election.enable", "let an out-of-sync replica lead when no ISR member is alive (topic override wins)", boolKey(func(s *Settings, b bool) { s.UncleanLeaderElection = b })},
+	{"auto.create.topics.enable", "create an unknown topic on its first produce, with the defaults above", boolKey(func(s *Settings, b bool) { s.AutoCreateTopics = b })},
+	{"log.segment.bytes", "segment size before a new segment is rolled", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.LogSegmentBytes = n })},
+	{"log.roll.ms", "age of a segment before a new one is rolled", msKey(1, func(s *Settings, d time.Duration) { s.LogSegmentMs = d })},
+	{"log.retention.ms", "age past which whole old segments are deleted; -1 keeps them forever", intKey(-1, math.MaxInt64/int64(time.Millisecond), func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Millisecond })},
+	{"log.retention.hours", "log.retention.ms in hours (log.retention.ms wins when both are set)", intKey(-1, math.MaxInt32, func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Hour })},
+	{"log.retention.bytes", "partition size past which whole old segments are deleted; -1 = no limit", intKey(-1, math.MaxInt64, func(s *Settings, n int64) { s.LogRetentionBytes = n })},
+	{"log.retention.check.interval.ms", "how often retention runs", msKey(1, func(s *Settings, d time.Duration) { s.LogRetentionCheckMs = d })},
+	{"log.index.interval.bytes", "bytes between two sparse index entries", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.LogIndexIntervalBytes = int(n) })},
+	{"log.flush.interval.messages", "fsync after this many messages; unset = leave it to the OS", intKey(1, math.MaxInt64, func(s *Settings, n int64) { s.LogFlushIntervalMessages = n })},
+	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", msKey(0, func(s *Settings, d time.Duration) { s.LogFlushIntervalMs = d })},
+	{"message.max.bytes", "largest batch a produce may write to one partition", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MessageMaxBytes = int(n) })},
+	{"max.request.bytes", "largest HTTP request body (413 BODY_TOO_LARGE above it)", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.MaxRequestBytes = n })},
+	{"broker.session.timeout.ms", "a broker silent this long is fenced and loses its leaderships", msKey(1, func(s *Settings, d time.Duration) { s.BrokerSessionTimeout = d })},
+	{"broker.heartbeat.interval.ms", "how often a broker heartbeats the controller", msKey(1, func(s *Settings, d time.Duration) { s.BrokerHeartbeatInterval = d })},
+	{"replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", msKey(1, func(s *Settings, d time.Duration) { s.ReplicaLagTimeMax = d })},
+	{"replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for new data", msKey(0, func(s *Settings, d time.Duration) { s.ReplicaFetchWaitMax = d })},
+	{"replica.fetch.max.bytes", "bytes a follower fetches per partition per request", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.ReplicaFetchMaxBytes = int(n) })},
+	{"controlled.shutdown.timeout.ms", "how long a stopping broker waits for its leaderships to move", msKey(0, func(s *Settings, d time.Duration) { s.ControlledShutdownMax = d })},
+	{"group.stale.timeout.ms", "a group member not seen this long is removed by the cleanup loop (unless its group sets session_timeout_ms)", msKey(1, func(s *Settings, d time.Duration) { s.GroupStaleTimeout = d })},
+	{"group.cleanup.interval.ms", "how often the stale-member cleanup loop runs", msKey(1, func(s *Settings, d time.Duration) { s.GroupCleanupInterval = d })},
+	{"group.min.session.timeout.ms", "smallest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMinSessionTimeout = d })},
+	{"group.max.session.timeout.ms", "largest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMaxSessionTimeout = d })},
+	{"offsets.topic.num.partitions", "partitions of __consumer_offsets (fixed once the topic exists)", intKey(1, 1000, func(s *Settings, n int64) { s.OffsetsTopicNumPartitions = int32(n) })},
+	{"offsets.topic.replication.factor", "replicas of __consumer_offsets, capped at the brokers alive when it is created", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.OffsetsTopicReplicationFactor = int16(n) })},
+	{"offsets.topic.segment.bytes", "segment size of __consumer_offsets", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.OffsetsTopicSegmentBytes = n })},
+	{"offsets.compact.bytes", "a coordinator snapshots its groups and trims its partition after this many journal bytes", intKey(1024, math.MaxInt64, func(s *Settings, n int64) { s.OffsetsCompactBytes = n })},
+}
+
+// SettingKeys lists every key Apply understands, sorted.
+func SettingKeys() []string {
+	out := make([]string, 0, len(settingKeys))
+	for _, k := range settingKeys {
+		out = append(out, k.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Apply sets the known keys of props. It returns the keys it does not know
+// (the broker logs them, as Kafka does, rather than refusing to start) and
+// fails on a known key with a bad value.
+func (s *Settings) Apply(props map[string]string) (unknown []string, err error) {
+	byName := make(map[string]settingKey, len(settingKeys))
+	for _, k := range settingKeys {
+		byName[k.name] = k
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	// Apply hour-based retention before the ms key so the ms key wins.
+	sort.Slice(names, func(i, j int) bool {
+		if names[i] == "log.retention.hours" || names[j] == "log.retention.hours" {
+			return names[i] == "log.retention.hours"
+		}
+		return names[i] < names[j]
+	})
+	for _, name := range names {
+		k, ok := byName[name]
+		if !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		if err := k.set(s, props[name]); err != nil {
+			return unknown, fmt.Errorf("config %s: %w", name, err)
+		}
+	}
+	return unknown, s.validate()
+}
+
+func (s *Settings) validate() error {
+	if s.BrokerHeartbeatInterval >= s.BrokerSessionTimeout {
+		return fmt.Errorf("broker.heartbeat.interval.ms (%v) must be below broker.session.timeout.ms (%v)",
+			s.BrokerHeartbeatInterval, s.BrokerSessionTimeout)
+	}
+	if s.GroupMinSessionTimeout > s.GroupMaxSessionTimeout {
+		return fmt.Errorf("group.min.session.timeout.ms is above group.max.session.timeout.ms")
+	}
+	return nil
+}
