@@ -1,0 +1,208 @@
+package storage
+
+import (
+	"fmt"
+	"time"
+)
+
+// Append writes records as one batch stamped with leaderEpoch and returns
+// the offsets of its first and last record. It sets Offset on each of the
+// caller's records, and Timestamp where it was 0. A negative epoch writes a
+// batch that the leader-epoch cache ignores.
+func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err error) {
+	if len(records) == 0 {
+		return -1, -1, ErrEmptyBatch
+	}
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.closed {
+		return -1, -1, ErrClosed
+	}
+	cfg := l.Config()
+	if leaderEpoch >= 0 && leaderEpoch < l.epochs.latest() {
+		return -1, -1, fmt.Errorf("%w: %d < %d", ErrStaleEpoch, leaderEpoch, l.epochs.latest())
+	}
+	base = l.leo.Load()
+	now := time.Now()
+	nowMs := now.UnixMilli()
+	buf, err := encodeBatch(l.encBuf[:0], base, leaderEpoch, records, nowMs)
+	if cap(buf) <= 4<<20 {
+		l.encBuf = buf // keep the buffer unless one odd batch made it huge
+	}
+	if err != nil {
+		return -1, -1, err
+	}
+	if len(buf) > cfg.MaxBatchBytes {
+		return -1, -1, fmt.Errorf("%w: %d bytes, limit %d", ErrBatchTooLarge, len(buf), cfg.MaxBatchBytes)
+	}
+	h, err := ParseBatchHeader(buf)
+	if err != nil {
+		return -1, -1, err
+	}
+	l.hdrBuf = append(l.hdrBuf[:0], h)
+	if err := l.appendBatches(buf, l.hdrBuf, cfg, now); err != nil {
+		return -1, -1, err
+	}
+	for i := range records {
+		records[i].Offset = base + int64(i)
+		if records[i].Timestamp == 0 {
+			records[i].Timestamp = nowMs
+		}
+	}
+	return base, h.LastOffset(), nil
+}
+
+// AppendRaw appends batches encoded by a leader, offsets and epochs
+// included, as a follower does. Every batch is verified (CRC and records),
+// the first must start at the log end offset and each must follow the one
+// before, and no epoch may be older than the log's latest; otherwise
+// nothing is written. It returns the last offset now in the log.
+func (l *Log) AppendRaw(batches []byte) (last int64, err error) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.closed {
+		return -1, ErrClosed
+	}
+	cfg := l.Config()
+	expect, latest := l.leo.Load(), l.epochs.latest()
+	hdrs := l.hdrBuf[:0]
+	for p := 0; p < len(batches); {
+		h, err := VerifyBatch(batches[p:])
+		if err != nil {
+			return -1, err
+		}
+		if h.BaseOffset != expect {
+			return -1, fmt.Errorf("%w: batch at offset %d, log expects %d", ErrNotContiguous, h.BaseOffset, expect)
+		}
+		if h.LeaderEpoch >= 0 && h.LeaderEpoch < latest {
+			return -1, fmt.Errorf("%w: batch at offset %d has epoch %d < %d", ErrStaleEpoch, h.BaseOffset, h.LeaderEpoch, latest)
+		}
+		latest = max(latest, h.LeaderEpoch)
+		hdrs = append(hdrs, h)
+		p += h.Size()
+		expect = h.NextOffset()
+	}
+	l.hdrBuf = hdrs
+	if len(hdrs) > 0 {
+		if err := l.appendBatches(batches, hdrs, cfg, time.Now()); err != nil {
+			return -1, err
+		}
+	}
+	return expect - 1, nil
+}
+
+// appendBatches writes verified, contiguous batches, rolling segments as
+// needed, records new leader epochs and applies the fsync policy.
+func (l *Log) appendBatches(data []byte, hdrs []BatchHeader, cfg Config, now time.Time) error {
+	epochChanged := false
+	for _, h := range hdrs {
+		epochChanged = l.epochs.assign(h.LeaderEpoch, h.BaseOffset) || epochChanged
+	}
+	if epochChanged {
+		// Persisted before the data: after a crash the cache may know an
+		// epoch whose batch was lost, which loading trims, but never miss
+		// one whose batch survived.
+		if err := l.epochs.persist(l.dir); err != nil {
+			return err
+		}
+	}
+	var messages int64
+	for start, off := 0, 0; start < len(hdrs); {
+		if l.shouldRoll(hdrs[start], cfg, now) {
+			if err := l.roll(hdrs[start].BaseOffset); err != nil {
+				return err
+			}
+		}
+		s := l.active()
+		end, n := start, 0
+		for end < len(hdrs) {
+			h := hdrs[end]
+			if end > start && (s.size.Load()+int64(n+h.Size()) > cfg.SegmentBytes || !s.fits(h.NextOffset())) {
+				break
+			}
+			n += h.Size()
+			messages += int64(h.RecordCount)
+			end++
+		}
+		if err := s.append(data[off:off+n], hdrs[start:end], cfg.IndexIntervalBytes); err != nil {
+			return err
+		}
+		l.leo.Store(hdrs[end-1].NextOffset())
+		start, off = end, off+n
+	}
+	return l.afterAppend(messages, cfg)
+}
+
+// shouldRoll reports whether h must start a new segment: the active one is
+// full (segment.bytes), old enough (segment.ms, measured from its first
+// batch's timestamp, as Kafka does) or cannot index h's offsets.
+func (l *Log) shouldRoll(h BatchHeader, cfg Config, now time.Time) bool {
+	s := l.active()
+	size := s.size.Load()
+	if size == 0 {
+		return false
+	}
+	return size+int64(h.Size()) > cfg.SegmentBytes ||
+		(cfg.SegmentMs > 0 && now.UnixMilli()-s.firstTs >= cfg.SegmentMs.Milliseconds()) ||
+		!s.fits(h.NextOffset())
+}
+
+// checkpointInterval spaces out recovery-point checkpoint writes on roll,
+// as Kafka's log.flush.offset.checkpoint.interval.ms does: a crash then
+// rescans at most this much more log than strictly needed.
+var checkpointInterval = 10 * time.Second
+
+// roll seals the active segment (index files written, everything fsynced)
+// and starts a new one at base; the recovery point moves to base.
+func (l *Log) roll(base int64) error {
+	if err := l.active().seal(); err != nil {
+		return err
+	}
+	s, err := createSegment(l.dir, base)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.segs = append(l.segs, s)
+	l.mu.Unlock()
+	l.unflushed = 0
+	// The new file's directory entry is made durable by the next
+	// checkpoint write, which fsyncs the directory; until then the
+	// checkpoint on disk still names an older, safe recovery point.
+	l.recoveryPoint = base
+	if time.Since(l.checkpointed) < checkpointInterval {
+		return nil
+	}
+	return l.writeRecoveryPoint()
+}
+
+// afterAppend applies flush.messages and flush.ms.
+func (l *Log) afterAppend(messages int64, cfg Config) error {
+	l.unflushed += messages
+	if cfg.FlushMessages > 0 && l.unflushed >= cfg.FlushMessages {
+		return l.syncActive()
+	}
+	if cfg.FlushMs > 0 && l.flushTimer == nil {
+		l.flushTimer = time.AfterFunc(cfg.FlushMs, l.timedFlush)
+	}
+	return nil
+}
+
+func (l *Log) syncActive() error {
+	if err := l.active().syncLog(); err != nil {
+		return err
+	}
+	l.unflushed = 0
+	return nil
+}
+
+// timedFlush runs flush.ms after the first unflushed write.
+func (l *Log) timedFlush() {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.flushTimer = nil
+	if !l.closed && l.unflushed > 0 {
+		// An error here resurfaces on the next explicit Flush or Close.
+		_ = l.syncActive()
+	}
+}

@@ -1,0 +1,115 @@
+// Package storage is the broker's partition log: an append-only sequence
+// of record batches kept in segment files with sparse indexes, recovered
+// after crashes, trimmed by retention and truncated by replication.
+// Partition, replication and fetch code build on the API below; the data
+// path reads top to bottom, Log → segment → file.
+//
+// # API
+//
+//	type Header struct { Key string; Value []byte }
+//	type Record struct {
+//	    Offset    int64  // absolute; set by Append, filled on read
+//	    Timestamp int64  // Unix milliseconds; 0 on Append means "now"
+//	    Key       []byte // nil = no key (nil and empty are distinct)
+//	    Value     []byte // nil = null value (tombstone)
+//	    Headers   []Header
+//	}
+//	type Config struct { SegmentBytes, SegmentMs, IndexIntervalBytes,
+//	    RetentionMs, RetentionBytes, FlushMessages, FlushMs, MaxBatchBytes }
+//	func DefaultConfig() Config
+//	func Open(dir string, cfg Config) (*Log, error)
+//	func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err error)
+//	func (l *Log) AppendRaw(batches []byte) (last int64, err error)
+//	func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record, error)
+//	func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error)
+//	func (l *Log) OffsetForTimestamp(ts int64) (int64, error)
+//	func (l *Log) LogStartOffset() int64
+//	func (l *Log) LogEndOffset() int64
+//	func (l *Log) Size() int64
+//	func (l *Log) Truncate(offset int64) error
+//	func (l *Log) TruncateFullyAndStartAt(offset int64) error
+//	func (l *Log) ApplyRetention(now time.Time) (deletedSegments int, err error)
+//	func (l *Log) DeleteRecordsBefore(offset int64) error
+//	func (l *Log) SetConfig(cfg Config)
+//	func (l *Log) Flush() error
+//	func (l *Log) Close() error
+//	func (l *Log) Delete() error
+//	func (l *Log) LatestEpoch() int32
+//	func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64)
+//	func EncodeBatch(dst []byte, baseOffset int64, leaderEpoch int32, records []Record) ([]byte, error)
+//	func DecodeBatch(b []byte) (BatchHeader, []Record, error)
+//	func VerifyBatch(b []byte) (BatchHeader, error)
+//	func ParseBatchHeader(b []byte) (BatchHeader, error)
+//
+// Errors: *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange; carries
+// LogStartOffset and LogEndOffset), ErrCorrupt, ErrBatchTooLarge,
+// ErrEmptyBatch, ErrNotContiguous, ErrStaleEpoch, ErrClosed.
+//
+// # Files
+//
+// A partition directory holds segments named by the base offset of their
+// first batch, zero-padded to 20 digits: 00000000000000000000.log (the
+// batches), .index and .timeindex. Beside them: recovery-point-offset-
+// checkpoint, log-start-offset-checkpoint and leader-epoch-checkpoint
+// (text, Kafka's layout: a "0" version line, a count line, one entry per
+// line) and .clean-shutdown, present only between Close and the next Open.
+//
+// # Batch format
+//
+// All integers are big-endian. A batch is a 46-byte header followed by its
+// records:
+//
+//	offset  size  field
+//	0       8     baseOffset       int64  offset of the first record
+//	8       4     batchLength      int32  bytes after this field (total size − 12)
+//	12      4     leaderEpoch      int32  epoch of the leader that wrote it; −1 none
+//	16      4     crc              uint32 CRC-32C (Castagnoli) of bytes [20, end)
+//	20      2     attributes       int16  0; the low 3 bits (compression) must be 0
+//	22      4     lastOffsetDelta  int32  last record's offset − baseOffset
+//	26      8     firstTimestamp   int64  first record's timestamp (Unix ms)
+//	34      8     maxTimestamp     int64  largest record timestamp
+//	42      4     recordCount      int32  ≥ 1
+//	46      …     records
+//
+// Each record is, with every varint a zig-zag varint (Go's
+// binary.AppendVarint, Kafka's varint/varlong):
+//
+//	length          varint  bytes of the record after this field
+//	attributes      int8    0
+//	timestampDelta  varint  timestamp − firstTimestamp
+//	offsetDelta     varint  offset − baseOffset; strictly increasing
+//	keyLength       varint  −1 for a nil key
+//	key             bytes
+//	valueLength     varint  −1 for a nil value
+//	value           bytes
+//	headerCount     varint
+//	headers         headerCount × (keyLength varint, key, valueLength varint
+//	                (−1 nil), value)
+//
+// Append writes offsetDelta i for record i, so lastOffsetDelta is
+// recordCount−1. This is Kafka's v2 record batch without the magic byte,
+// producer id, producer epoch and base sequence fields.
+//
+// # Indexes
+//
+// .index holds 8-byte entries (offset − base as uint32, byte position as
+// uint32) for the first batch of the segment and then one batch per
+// index.interval.bytes; a lookup is a binary search followed by a short
+// forward scan. .timeindex holds 12-byte entries (timestamp int64,
+// offset − base uint32): every record below that offset has a timestamp ≤
+// that timestamp. A sealed or cleanly closed segment's time index ends
+// with (largest timestamp, next offset). The active segment's indexes live
+// in memory and are written when it is rolled, flushed or closed.
+//
+// # Durability and recovery
+//
+// With the default policy appends reach the OS page cache and fsync is
+// left to segment rolls, Flush and Close (and replication, as in Kafka);
+// flush.messages and flush.ms add fsyncs of the active segment. A roll
+// fsyncs the finished segment and its indexes and moves the recovery point
+// to the new segment's base. Open after a crash re-reads every segment from
+// the one holding the recovery point, verifying CRCs and record structure,
+// cuts the log at the first bad batch and drops later segments; see Open.
+// Reads check the CRC of every batch they return from, so a corrupt record
+// is never handed out.
+package storage

@@ -1,0 +1,40 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrOffsetOutOfRange is matched (errors.Is) by *OffsetOutOfRangeError.
+	ErrOffsetOutOfRange = errors.New("storage: offset out of range")
+	// ErrCorrupt reports bytes that fail a CRC or do not decode as a batch.
+	ErrCorrupt = errors.New("storage: corrupt batch")
+	// ErrBatchTooLarge rejects a batch larger than Config.MaxBatchBytes.
+	ErrBatchTooLarge = errors.New("storage: batch too large")
+	// ErrEmptyBatch rejects an Append of no records.
+	ErrEmptyBatch = errors.New("storage: empty batch")
+	// ErrNotContiguous rejects an AppendRaw whose batches do not start at
+	// the log end offset or do not follow each other.
+	ErrNotContiguous = errors.New("storage: batch offsets do not continue the log")
+	// ErrStaleEpoch rejects a batch whose leader epoch is lower than the
+	// latest epoch already in the log.
+	ErrStaleEpoch = errors.New("storage: leader epoch older than the log's latest")
+	// ErrClosed is returned by every method after Close or Delete.
+	ErrClosed = errors.New("storage: log closed")
+)
+
+// OffsetOutOfRangeError carries the valid range of a log when a read or a
+// log operation names an offset outside [LogStartOffset, LogEndOffset].
+type OffsetOutOfRangeError struct {
+	Offset         int64
+	LogStartOffset int64
+	LogEndOffset   int64
+}
+
+func (e *OffsetOutOfRangeError) Error() string {
+	return fmt.Sprintf("storage: offset %d out of range [%d, %d]", e.Offset, e.LogStartOffset, e.LogEndOffset)
+}
+
+// Unwrap makes errors.Is(err, ErrOffsetOutOfRange) hold.
+func (e *OffsetOutOfRangeError) Unwrap() error { return ErrOffsetOutOfRange }

@@ -1,0 +1,281 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Open opens the log in dir, creating the directory if it is missing, and
+// brings it to a consistent state.
+//
+// After a clean shutdown the index files are trusted once they pass their
+// checks, and only the tail of each segment past its last index entry is
+// read (with CRCs for the last segment). After a crash every segment from
+// the one holding the recovery point onwards is read batch by batch; the
+// log is cut at the first torn, corrupt or out-of-sequence batch and any
+// later segments are deleted. A missing, short or inconsistent index is
+// rebuilt the same way in any segment.
+func Open(dir string, cfg Config) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	l := &Log{dir: dir}
+	l.SetConfig(cfg)
+	if err := l.load(); err != nil {
+		for _, s := range l.segs {
+			_ = s.close()
+		}
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+// parseSegmentName splits "00000000000000000042.log" into 42 and ".log".
+func parseSegmentName(name string) (base int64, suffix string, ok bool) {
+	const digits = 20
+	if len(name) <= digits {
+		return 0, "", false
+	}
+	base, err := strconv.ParseInt(name[:digits], 10, 64)
+	if err != nil || base < 0 || strings.ContainsAny(name[:digits], "+-") {
+		return 0, "", false
+	}
+	suffix = name[digits:]
+	return base, suffix, suffix == logSuffix || suffix == indexSuffix || suffix == timeIndexSuffix
+}
+
+// listSegments returns the base offsets of the .log files in dir, removing
+// leftovers of interrupted writes and index files whose log is gone.
+func listSegments(dir string) ([]int64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var bases []int64
+	logs := map[int64]bool{}
+	var indexes []string
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, tmpSuffix) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		base, suffix, ok := parseSegmentName(name)
+		switch {
+		case !ok || e.IsDir():
+		case suffix == logSuffix:
+			bases = append(bases, base)
+			logs[base] = true
+		default:
+			indexes = append(indexes, name)
+		}
+	}
+	for _, name := range indexes {
+		if base, _, _ := parseSegmentName(name); !logs[base] {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.Sort(bases)
+	return bases, nil
+}
+
+func (l *Log) load() error {
+	cfg := l.Config()
+	bases, err := listSegments(l.dir)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stat(filepath.Join(l.dir, cleanShutdownFile))
+	clean := err == nil
+	rp, _ := readOffsetCheckpoint(l.dir, recoveryPointFile)
+	logStart, _ := readOffsetCheckpoint(l.dir, logStartOffsetFile)
+	epochs, epochsOK := loadEpochCache(l.dir)
+	l.epochs = epochs
+
+	// Segments from the one holding the recovery point on are scanned
+	// after a crash; a clean shutdown needs no scan.
+	recoverFrom := int64(math.MaxInt64)
+	if !clean {
+		recoverFrom = 0
+		for _, b := range bases {
+			if b <= rp {
+				recoverFrom = b
+			}
+		}
+	}
+	l.recoveryPoint, l.checkpointedRP = rp, rp
+	var scanned []*segment // recovered or index-completed, to be made durable
+	for i, base := range bases {
+		if n := len(l.segs); n > 0 && base < l.segs[n-1].next.Load() {
+			// Overlaps its predecessor: nothing from here on can be trusted.
+			if err := l.dropFiles(bases[i:]); err != nil {
+				return err
+			}
+			break
+		}
+		s, err := openSegment(l.dir, base)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, s)
+		cut, err := l.loadSegment(s, base >= recoverFrom, i == len(bases)-1, cfg)
+		if err != nil {
+			return err
+		}
+		if s.indexDirty || s.unsynced {
+			scanned = append(scanned, s)
+		}
+		if cut {
+			if err := l.dropFiles(bases[i+1:]); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if err := l.settleSegments(logStart); err != nil {
+		return err
+	}
+	if !epochsOK {
+		if err := l.rebuildEpochs(); err != nil {
+			return err
+		}
+	}
+	cutEnd := l.epochs.truncateFromEnd(l.leo.Load())
+	cutStart := l.epochs.truncateFromStart(l.logStart.Load())
+	if !epochsOK || cutEnd || cutStart {
+		if err := l.epochs.persist(l.dir); err != nil {
+			return err
+		}
+	}
+	for _, s := range scanned {
+		if s != l.active() && slices.Contains(l.segs, s) {
+			if err := s.seal(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := l.active().syncLog(); err != nil {
+		return err
+	}
+	if err := l.setRecoveryPoint(l.leo.Load()); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(l.dir, cleanShutdownFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return syncDir(l.dir)
+}
+
+// loadSegment trusts s's indexes when it can and recovers s otherwise; it
+// reports whether the log was cut inside s.
+func (l *Log) loadSegment(s *segment, recover, last bool, cfg Config) (cut bool, err error) {
+	if !recover {
+		err := s.loadIndexes(cfg.IndexIntervalBytes, last)
+		if err == nil {
+			return false, nil
+		}
+		if !errors.Is(err, errIndexCorrupt) && !errors.Is(err, ErrCorrupt) {
+			return false, err
+		}
+	}
+	return s.recover(cfg.IndexIntervalBytes, nil)
+}
+
+// dropFiles deletes the files of segments that did not survive recovery.
+func (l *Log) dropFiles(bases []int64) error {
+	for _, b := range bases {
+		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+			if err := os.Remove(segmentPath(l.dir, b, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// settleSegments removes segments that hold nothing readable, makes sure an
+// active segment exists at the log end offset and sets the offsets.
+func (l *Log) settleSegments(logStart int64) error {
+	keep := l.segs[:0]
+	for i, s := range l.segs {
+		last := i == len(l.segs)-1
+		empty := s.size.Load() == 0
+		belowStart := !last && l.segs[i+1].base <= logStart
+		if (empty && !last) || belowStart {
+			if err := s.remove(); err != nil {
+				return err
+			}
+			continue
+		}
+		keep = append(keep, s)
+	}
+	l.segs = keep
+	// An empty active segment must start where its predecessor ends.
+	if n := len(l.segs); n > 1 && l.segs[n-1].size.Load() == 0 && l.segs[n-1].base != l.segs[n-2].next.Load() {
+		if err := l.segs[n-1].remove(); err != nil {
+			return err
+		}
+		l.segs = l.segs[:n-1]
+	}
+	if len(l.segs) == 0 {
+		s, err := createSegment(l.dir, logStart)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, s)
+	}
+	leo := l.active().next.Load()
+	start := max(logStart, l.segs[0].base)
+	if start > leo {
+		// The checkpointed start is past what survived: nothing below it
+		// may be served, so begin again there.
+		for _, s := range l.segs {
+			if err := s.remove(); err != nil {
+				return err
+			}
+		}
+		s, err := createSegment(l.dir, start)
+		if err != nil {
+			return err
+		}
+		l.segs = []*segment{s}
+		leo = start
+	}
+	l.leo.Store(leo)
+	l.logStart.Store(start)
+	if start == logStart {
+		return nil
+	}
+	return writeOffsetCheckpoint(l.dir, logStartOffsetFile, start)
+}
+
+// rebuildEpochs recreates a lost leader-epoch checkpoint from the epochs
+// stamped in the batch headers.
+func (l *Log) rebuildEpochs() error {
+	l.epochs = &epochCache{}
+	for _, s := range l.segs {
+		sc := newBatchScanner(s.log, 0, s.size.Load(), true)
+		for {
+			_, h, _, err := sc.next()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return err
+			}
+			l.epochs.assign(h.LeaderEpoch, h.BaseOffset)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package storage
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Log is the replicated-log storage of one partition: a directory of
+// segments, the last of which takes appends.
+//
+// Concurrency: one writer at a time (writeMu serialises Append, AppendRaw,
+// Truncate, retention, Flush and Close) and any number of readers. Readers
+// hold mu shared while they touch segment files; the writer takes mu
+// exclusively only to change the segment list or to cut or delete files
+// (roll, truncation, retention, close), never to append, so reads proceed
+// while a batch is being written. Appended bytes become visible to readers
+// only when the segment size and the log end offset are published, after
+// the write has completed.
+type Log struct {
+	dir string
+	cfg atomic.Pointer[Config]
+
+	writeMu sync.Mutex
+	mu      sync.RWMutex
+	segs    []*segment // by base offset; the last is active
+	closed  bool       // set under both locks
+
+	logStart atomic.Int64
+	leo      atomic.Int64
+	epochs   *epochCache
+
+	// Writer state, guarded by writeMu.
+	recoveryPoint  int64     // everything below it is on disk
+	checkpointedRP int64     // the recovery point last written to disk
+	checkpointed   time.Time // when it was written
+	unflushed      int64     // messages appended since the last fsync
+	flushTimer     *time.Timer
+	encBuf         []byte
+	hdrBuf         []BatchHeader
+}
+
+// Dir returns the directory holding the log's files.
+func (l *Log) Dir() string { return l.dir }
+
+// Config returns the configuration in force, with defaults filled in.
+func (l *Log) Config() Config { return *l.cfg.Load() }
+
+// SetConfig changes the topic configuration at runtime; it takes effect
+// from the next append, roll or retention pass.
+func (l *Log) SetConfig(cfg Config) {
+	c := cfg.normalized()
+	l.cfg.Store(&c)
+}
+
+// LogStartOffset is the first offset that may be read.
+func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
+
+// LogEndOffset is the offset the next appended record will get.
+func (l *Log) LogEndOffset() int64 { return l.leo.Load() }
+
+// Size is the number of bytes of all segment log files.
+func (l *Log) Size() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n int64
+	for _, s := range l.segs {
+		n += s.size.Load()
+	}
+	return n
+}
+
+// SegmentCount is the number of segments, the active one included.
+func (l *Log) SegmentCount() int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.segs)
+}
+
+// LatestEpoch is the newest leader epoch that wrote to the log, -1 if none.
+func (l *Log) LatestEpoch() int32 { return l.epochs.latest() }
+
+// EndOffsetForEpoch answers OffsetsForLeaderEpoch with Kafka's semantics:
+// the largest epoch ≤ epoch that wrote to the log and the start offset of
+// the next higher epoch, or LogEndOffset if epoch is the latest; (-1, -1)
+// for an empty cache or an epoch above the latest. An epoch below every
+// known one yields (epoch, start offset of the oldest known epoch).
+func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64) {
+	return l.epochs.endOffsetFor(epoch, l.leo.Load())
+}
+
+// active returns the segment taking appends. Callers hold writeMu or mu.
+func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
+
+// segmentFor returns the index of the segment that would hold offset.
+// Callers hold writeMu or mu.
+func (l *Log) segmentFor(offset int64) int {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset })
+	return max(i-1, 0)
+}
+
+// Flush writes everything appended so far to disk, index files included,
+// and moves the recovery point to the log end offset.
+func (l *Log) Flush() error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	return l.flushAll()
+}
+
+func (l *Log) flushAll() error {
+	for _, s := range l.segs {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	l.unflushed = 0
+	return l.setRecoveryPoint(l.leo.Load())
+}
+
+// setRecoveryPoint records that everything below off is on disk.
+func (l *Log) setRecoveryPoint(off int64) error {
+	l.recoveryPoint = off
+	return l.writeRecoveryPoint()
+}
+
+// writeRecoveryPoint checkpoints the recovery point if it changed.
+func (l *Log) writeRecoveryPoint() error {
+	if l.recoveryPoint == l.checkpointedRP {
+		return nil
+	}
+	if err := writeOffsetCheckpoint(l.dir, recoveryPointFile, l.recoveryPoint); err != nil {
+		return err
+	}
+	l.checkpointedRP, l.checkpointed = l.recoveryPoint, time.Now()
+	return nil
+}
+
+// Close flushes the log and leaves a clean-shutdown marker so that the
+// next Open trusts the indexes instead of scanning the active segment.
+func (l *Log) Close() error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.closed {
+		return nil
+	}
+	if l.flushTimer != nil {
+		l.flushTimer.Stop()
+		l.flushTimer = nil
+	}
+	l.active().closeTimeIndex()
+	err := l.flushAll()
+	if err == nil {
+		err = writeFileSync(filepath.Join(l.dir, cleanShutdownFile), nil)
+		if err == nil {
+			err = syncDir(l.dir)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	for _, s := range l.segs {
+		if e := s.close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Delete closes the log and removes its directory (topic deletion).
+func (l *Log) Delete() error {
+	// A failed flush does not matter for files about to be removed.
+	_ = l.Close()
+	return os.RemoveAll(l.dir)
+}

@@ -1,0 +1,225 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// Read returns records with offsets in [offset, maxOffset), at most
+// maxRecords of them and, counting each record's encoded size, at most
+// maxBytes, except that the first available record is always returned
+// however large (Kafka's rule). maxOffset < 0 means the log end offset;
+// maxBytes ≤ 0 and maxRecords ≤ 0 mean no limit. The read continues across
+// segment boundaries. Key, Value and header values of the records share
+// freshly allocated buffers and stay valid.
+//
+// An offset outside [LogStartOffset, LogEndOffset] fails with
+// *OffsetOutOfRangeError; offset == LogEndOffset returns no records. A
+// batch that fails its CRC or does not decode is never returned: the
+// records before it are, and a read that starts in it fails with an error
+// wrapping ErrCorrupt.
+func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	end, err := l.readEnd(offset, maxOffset)
+	if err != nil || offset >= end {
+		return nil, err
+	}
+	c := recordCollector{from: offset, end: end, maxBytes: maxBytes, maxRecords: maxRecords}
+	n := min(end-offset, 1024)
+	if maxRecords > 0 {
+		n = min(n, int64(maxRecords))
+	}
+	c.out = make([]Record, 0, n)
+	err = l.scan(offset, end, c.add)
+	if err != nil && errors.Is(err, ErrCorrupt) && len(c.out) > 0 {
+		return c.out, nil
+	}
+	return c.out, err
+}
+
+// recordCollector gathers the records of a Read batch by batch.
+type recordCollector struct {
+	from, end            int64
+	maxBytes, maxRecords int
+	bytes                int
+	out                  []Record
+}
+
+// add decodes the records of one batch that fall in range, within the
+// limits; it reports whether the next batch is wanted. A batch that fails
+// its CRC or its decoding contributes nothing.
+func (c *recordCollector) add(b []byte, h BatchHeader) (bool, error) {
+	if err := checkCRC(b, h); err != nil {
+		return false, err
+	}
+	mark, markBytes := len(c.out), c.bytes
+	var d recordDecoder
+	d.reset(b, h)
+	for d.more() {
+		r, err := d.next(true)
+		if err != nil {
+			c.out, c.bytes = c.out[:mark], markBytes
+			return false, err
+		}
+		if r.Offset < c.from {
+			continue
+		}
+		if r.Offset >= c.end || (c.maxBytes > 0 && len(c.out) > 0 && c.bytes+d.size > c.maxBytes) {
+			return false, nil
+		}
+		c.out = append(c.out, r)
+		c.bytes += d.size
+		if c.maxRecords > 0 && len(c.out) >= c.maxRecords {
+			return false, nil
+		}
+	}
+	if err := d.finish(); err != nil {
+		c.out, c.bytes = c.out[:mark], markBytes
+		return false, err
+	}
+	return true, nil
+}
+
+// ReadRaw returns whole encoded batches, starting with the one holding
+// offset, for a follower's fetch. Only batches that end below maxOffset
+// (< 0: the log end offset) are included, so records above a high
+// watermark never leave; maxBytes (≤ 0: no limit) caps the total except
+// that the first batch is always returned. Every batch's CRC is checked.
+func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	end, err := l.readEnd(offset, maxOffset)
+	if err != nil || offset >= end {
+		return nil, err
+	}
+	var out []byte
+	err = l.scan(offset, end, func(b []byte, h BatchHeader) (bool, error) {
+		if h.LastOffset() >= end || (maxBytes > 0 && len(out) > 0 && len(out)+len(b) > maxBytes) {
+			return false, nil
+		}
+		if err := checkCRC(b, h); err != nil {
+			return false, err
+		}
+		out = append(out, b...)
+		return true, nil
+	})
+	if err != nil && errors.Is(err, ErrCorrupt) && len(out) > 0 {
+		return out, nil
+	}
+	return out, err
+}
+
+// OffsetForTimestamp returns the first offset at or after the log start
+// whose record has a timestamp ≥ ts, or LogEndOffset if there is none.
+// (Kafka's special values -1 "latest" and -2 "earliest" are the caller's
+// to map onto LogEndOffset and LogStartOffset.)
+func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return -1, ErrClosed
+	}
+	start, end := l.logStart.Load(), l.leo.Load()
+	found := end
+	visit := func(b []byte, h BatchHeader) (bool, error) {
+		if h.MaxTimestamp < ts {
+			return true, nil
+		}
+		if err := checkCRC(b, h); err != nil {
+			return false, err
+		}
+		var d recordDecoder
+		d.reset(b, h)
+		for d.more() {
+			if _, err := d.next(false); err != nil {
+				return false, err
+			}
+			if d.offset >= start && d.offset < end && d.ts >= ts {
+				found = d.offset
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	for i := l.segmentFor(start); i < len(l.segs) && found == end; i++ {
+		s := l.segs[i]
+		// Segments are searched in offset order; the time index lets the
+		// scan skip the part of a segment that is entirely older than ts.
+		if s.maxTs.Load() < ts {
+			continue
+		}
+		if _, err := scanSegment(s, max(start, s.timeIndex.lookup(ts)), end, visit); err != nil {
+			return -1, err
+		}
+	}
+	return found, nil
+}
+
+// readEnd checks offset against the log's range and returns where a read
+// from it stops. Callers hold mu shared.
+func (l *Log) readEnd(offset, maxOffset int64) (int64, error) {
+	if l.closed {
+		return 0, ErrClosed
+	}
+	start, leo := l.logStart.Load(), l.leo.Load()
+	if offset < start || offset > leo {
+		return 0, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo}
+	}
+	if maxOffset < 0 || maxOffset > leo {
+		maxOffset = leo
+	}
+	return maxOffset, nil
+}
+
+// scan calls fn with every whole batch that holds offsets in [offset, end),
+// in order, across segments, until fn returns false or an error. Callers
+// hold mu shared.
+func (l *Log) scan(offset, end int64, fn func([]byte, BatchHeader) (bool, error)) error {
+	for i := l.segmentFor(offset); i < len(l.segs) && l.segs[i].base < end; i++ {
+		more, err := scanSegment(l.segs[i], offset, end, fn)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanSegment calls fn with the batches of s holding offsets in
+// [offset, end), starting from the sparse index's nearest entry below
+// offset. It reports whether fn wants more.
+func scanSegment(s *segment, offset, end int64, fn func([]byte, BatchHeader) (bool, error)) (bool, error) {
+	pos := int64(0)
+	if offset > s.base {
+		pos = s.index.lookup(offset)
+	}
+	sc := newBatchScanner(s.log, pos, s.size.Load(), false)
+	for {
+		_, h, b, err := sc.next()
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if h.LastOffset() < offset {
+			continue
+		}
+		if h.BaseOffset >= end {
+			return false, nil
+		}
+		if more, err := fn(b, h); err != nil || !more {
+			return false, err
+		}
+	}
+}
+
+// checkCRC verifies a whole batch's checksum.
+func checkCRC(b []byte, h BatchHeader) error {
+	if crc := crc32.Checksum(b[posAttributes:], castagnoli); crc != h.CRC {
+		return fmt.Errorf("%w: batch at offset %d has CRC %08x, header says %08x", ErrCorrupt, h.BaseOffset, crc, h.CRC)
+	}
+	return nil
+}

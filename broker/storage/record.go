@@ -1,0 +1,180 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Header is one record header. A nil Value is kept distinct from an empty one.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Record is one message of a partition log.
+type Record struct {
+	Offset    int64 // absolute; set by Append, filled on read
+	Timestamp int64 // Unix milliseconds; 0 on Append means "now"
+	Key       []byte
+	Value     []byte
+	Headers   []Header
+}
+
+// varintLen is the size of x as a zig-zag varint (binary.PutVarint).
+func varintLen(x int64) int {
+	ux := uint64(x)<<1 ^ uint64(x>>63)
+	return (bits.Len64(ux|1) + 6) / 7
+}
+
+// bytesLen is the encoded size of a length-prefixed byte string; nil is -1.
+func bytesLen(b []byte) int {
+	if b == nil {
+		return varintLen(-1)
+	}
+	return varintLen(int64(len(b))) + len(b)
+}
+
+func appendBytes(dst, b []byte) []byte {
+	if b == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(b)))
+	return append(dst, b...)
+}
+
+// appendRecord appends r, encoded as in Kafka's v2 format, to dst.
+func appendRecord(dst []byte, r *Record, tsDelta, offsetDelta int64) []byte {
+	body := 1 + varintLen(tsDelta) + varintLen(offsetDelta) +
+		bytesLen(r.Key) + bytesLen(r.Value) + varintLen(int64(len(r.Headers)))
+	for i := range r.Headers {
+		body += varintLen(int64(len(r.Headers[i].Key))) + len(r.Headers[i].Key) + bytesLen(r.Headers[i].Value)
+	}
+	dst = binary.AppendVarint(dst, int64(body))
+	dst = append(dst, 0) // attributes
+	dst = binary.AppendVarint(dst, tsDelta)
+	dst = binary.AppendVarint(dst, offsetDelta)
+	dst = appendBytes(dst, r.Key)
+	dst = appendBytes(dst, r.Value)
+	dst = binary.AppendVarint(dst, int64(len(r.Headers)))
+	for i := range r.Headers {
+		dst = binary.AppendVarint(dst, int64(len(r.Headers[i].Key)))
+		dst = append(dst, r.Headers[i].Key...)
+		dst = appendBytes(dst, r.Headers[i].Value)
+	}
+	return dst
+}
+
+// recordDecoder walks the records of one batch whose CRC has been checked,
+// validating every length so that no input can make it read out of bounds.
+type recordDecoder struct {
+	b         []byte
+	p         int
+	h         BatchHeader
+	n         int32
+	prevDelta int64
+	maxTs     int64
+	// Of the record last returned by next: encoded size, offset, timestamp.
+	size   int
+	offset int64
+	ts     int64
+}
+
+func (d *recordDecoder) reset(batch []byte, h BatchHeader) {
+	*d = recordDecoder{b: batch, p: BatchHeaderSize, h: h, prevDelta: -1, maxTs: math.MinInt64}
+}
+
+func (d *recordDecoder) more() bool { return d.n < d.h.RecordCount }
+
+func (d *recordDecoder) corrupt(what string) error {
+	return fmt.Errorf("%w: batch at offset %d record %d: %s", ErrCorrupt, d.h.BaseOffset, d.n, what)
+}
+
+// next decodes the next record. With fill false it only validates and the
+// returned Record is empty.
+func (d *recordDecoder) next(fill bool) (Record, error) {
+	var r Record
+	length, n := binary.Varint(d.b[d.p:])
+	if n <= 0 || length < minRecordSize-1 || length > int64(len(d.b)-d.p-n) {
+		return r, d.corrupt("bad record length")
+	}
+	start := d.p
+	body := d.b[d.p+n : d.p+n+int(length)]
+	d.p += n + int(length)
+	d.size = d.p - start
+	// body[0] is the record attributes byte, unused.
+	q := 1
+	varint := func() (int64, bool) {
+		v, n := binary.Varint(body[q:])
+		if n <= 0 {
+			return 0, false
+		}
+		q += n
+		return v, true
+	}
+	bytesField := func() ([]byte, bool) {
+		l, ok := varint()
+		if !ok || l < -1 || l > int64(len(body)-q) {
+			return nil, false
+		}
+		if l == -1 {
+			return nil, true
+		}
+		b := body[q : q+int(l) : q+int(l)]
+		q += int(l)
+		return b, true
+	}
+	tsDelta, ok1 := varint()
+	offDelta, ok2 := varint()
+	if !ok1 || !ok2 {
+		return r, d.corrupt("bad timestamp or offset delta")
+	}
+	if offDelta <= d.prevDelta || offDelta > int64(d.h.LastOffsetDelta) {
+		return r, d.corrupt("offset delta out of order")
+	}
+	d.prevDelta = offDelta
+	ts := d.h.FirstTimestamp + tsDelta
+	d.maxTs = max(d.maxTs, ts)
+	d.offset, d.ts = d.h.BaseOffset+offDelta, ts
+	key, ok1 := bytesField()
+	value, ok2 := bytesField()
+	nh, ok3 := varint()
+	if !ok1 || !ok2 || !ok3 || nh < 0 || nh > int64(len(body)-q)/2 {
+		return r, d.corrupt("bad key, value or header count")
+	}
+	if fill {
+		r = Record{Offset: d.h.BaseOffset + offDelta, Timestamp: ts, Key: key, Value: value}
+		if nh > 0 {
+			r.Headers = make([]Header, nh)
+		}
+	}
+	for i := range int(nh) {
+		hk, ok1 := bytesField()
+		hv, ok2 := bytesField()
+		if !ok1 || !ok2 || hk == nil {
+			return r, d.corrupt("bad header")
+		}
+		if fill {
+			r.Headers[i] = Header{Key: string(hk), Value: hv}
+		}
+	}
+	if q != len(body) {
+		return r, d.corrupt("record length does not match its fields")
+	}
+	d.n++
+	return r, nil
+}
+
+// finish checks what can only be checked after the last record.
+func (d *recordDecoder) finish() error {
+	switch {
+	case d.p != len(d.b):
+		return d.corrupt("bytes after the last record")
+	case d.prevDelta != int64(d.h.LastOffsetDelta):
+		return d.corrupt("last offset delta does not match the records")
+	case d.maxTs != d.h.MaxTimestamp:
+		return d.corrupt("max timestamp does not match the records")
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+)
+
+const (
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+)
+
+// segment is one file of a partition log, named by the offset of its first
+// batch, with its two sparse indexes.
+//
+// The single writer (holding Log.writeMu) appends past size and then
+// publishes the new size, next offset and largest timestamp with atomic
+// stores, so readers that load size first only ever read whole batches.
+// Files are closed or removed only under the Log's exclusive lock.
+type segment struct {
+	base      int64
+	dir       string
+	log       *os.File
+	index     *offsetIndex
+	timeIndex *timeIndex
+
+	size  atomic.Int64 // bytes of whole batches
+	next  atomic.Int64 // offset after the last batch; base when empty
+	maxTs atomic.Int64 // largest record timestamp; math.MinInt64 when empty
+
+	// Writer state.
+	bytesSinceIndex int
+	firstTs         int64 // largest timestamp of the first batch (segment.ms)
+	indexDirty      bool  // index files are behind the in-memory indexes
+	unsynced        bool  // log bytes written since the last fsync
+}
+
+func segmentPath(dir string, base int64, suffix string) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, suffix))
+}
+
+// createSegment makes an empty segment, replacing any leftover files.
+func createSegment(dir string, base int64) (*segment, error) {
+	for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+		if err := os.Remove(segmentPath(dir, base, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(segmentPath(dir, base, logSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	s := newSegment(dir, base, f)
+	s.indexDirty = true
+	return s, nil
+}
+
+// openSegment opens an existing segment's log. Its indexes are loaded by
+// loadIndexes or rebuilt by recover before the segment is used.
+func openSegment(dir string, base int64) (*segment, error) {
+	f, err := os.OpenFile(segmentPath(dir, base, logSuffix), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	return newSegment(dir, base, f), nil
+}
+
+func newSegment(dir string, base int64, f *os.File) *segment {
+	s := &segment{base: base, dir: dir, log: f, index: newOffsetIndex(base), timeIndex: newTimeIndex(base)}
+	s.next.Store(base)
+	s.maxTs.Store(math.MinInt64)
+	return s
+}
+
+// fits reports whether a batch ending at next can be indexed here.
+func (s *segment) fits(next int64) bool { return next-s.base <= math.MaxUint32 }
+
+// append writes whole, verified batches (their headers in hdrs) at the end
+// of the segment with one write, indexes them and publishes them.
+func (s *segment) append(data []byte, hdrs []BatchHeader, interval int) error {
+	pos := s.size.Load()
+	if _, err := s.log.WriteAt(data, pos); err != nil {
+		// Readers never look past size; cut what may have landed so a
+		// restart does not have to.
+		_ = s.log.Truncate(pos)
+		return fmt.Errorf("storage: append to %s: %w", s.log.Name(), err)
+	}
+	for _, h := range hdrs {
+		s.indexBatch(pos, h, interval)
+		pos += int64(h.Size())
+	}
+	s.unsynced = true
+	s.size.Store(pos)
+	s.next.Store(hdrs[len(hdrs)-1].NextOffset())
+	return nil
+}
+
+// indexBatch accounts for the batch h written at pos: the first batch and
+// then one batch per interval bytes get an index entry, and a time index
+// entry when the largest timestamp has grown.
+func (s *segment) indexBatch(pos int64, h BatchHeader, interval int) {
+	maxTs := max(s.maxTs.Load(), h.MaxTimestamp)
+	if pos == 0 || s.bytesSinceIndex >= interval {
+		s.index.append(h.BaseOffset, pos)
+		s.bytesSinceIndex = 0
+		if t, _, ok := s.timeIndex.last(); !ok || maxTs > t {
+			s.timeIndex.append(maxTs, h.NextOffset())
+		}
+		s.indexDirty = true
+	}
+	if pos == 0 {
+		s.firstTs = h.MaxTimestamp
+	}
+	s.bytesSinceIndex += h.Size()
+	s.maxTs.Store(maxTs)
+}
+
+// closeTimeIndex adds the final time index entry (largest timestamp, next
+// offset) that a sealed or cleanly closed segment always ends with.
+func (s *segment) closeTimeIndex() {
+	next := s.next.Load()
+	if _, x, ok := s.timeIndex.last(); next == s.base || (ok && x >= next) {
+		return
+	}
+	s.timeIndex.append(s.maxTs.Load(), next)
+	s.indexDirty = true
+}
+
+// flush writes the index files if they changed and fsyncs log and indexes.
+func (s *segment) flush() error {
+	if s.unsynced {
+		if err := s.log.Sync(); err != nil {
+			return err
+		}
+		s.unsynced = false
+	}
+	if !s.indexDirty {
+		return nil
+	}
+	if err := writeFileSync(segmentPath(s.dir, s.base, indexSuffix), s.index.snapshot()); err != nil {
+		return err
+	}
+	if err := writeFileSync(segmentPath(s.dir, s.base, timeIndexSuffix), s.timeIndex.snapshot()); err != nil {
+		return err
+	}
+	s.indexDirty = false
+	return nil
+}
+
+// seal finishes a segment that will take no more appends.
+func (s *segment) seal() error {
+	s.closeTimeIndex()
+	return s.flush()
+}
+
+// syncLog fsyncs the log file only; the indexes of the segment at the
+// recovery point are rebuilt after a crash anyway.
+func (s *segment) syncLog() error {
+	if !s.unsynced {
+		return nil
+	}
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	s.unsynced = false
+	return nil
+}
+
+func (s *segment) close() error { return s.log.Close() }
+
+// remove closes the segment and deletes its files, the log first so that
+// a crash half-way leaves only index files, which Open discards.
+func (s *segment) remove() error {
+	err := s.log.Close()
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if e := os.Remove(segmentPath(s.dir, s.base, suffix)); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// writeFileSync replaces path with data and fsyncs it.
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	return err
+}

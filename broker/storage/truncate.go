@@ -1,0 +1,163 @@
+package storage
+
+import (
+	"fmt"
+	"io"
+	"math"
+)
+
+// Truncate removes every record at or above offset, cutting at the start
+// of the batch that holds offset (so the new log end offset is that
+// batch's base offset, ≤ offset), together with the leader epochs that
+// start past the new end. Replication uses it to discard a divergent tail.
+// Truncating at or below the log start offset empties the log and
+// continues at offset.
+func (l *Log) Truncate(offset int64) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if offset >= l.leo.Load() {
+		return nil
+	}
+	if offset <= l.logStart.Load() {
+		return l.truncateFullyAndStartAt(offset)
+	}
+	l.mu.Lock()
+	err := l.truncateLocked(offset)
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if l.epochs.truncateFromEnd(l.leo.Load()) {
+		if err := l.epochs.persist(l.dir); err != nil {
+			return err
+		}
+	}
+	l.unflushed = 0
+	return l.setRecoveryPoint(min(l.recoveryPoint, l.leo.Load()))
+}
+
+// truncateLocked cuts the segments; callers hold writeMu and mu.
+func (l *Log) truncateLocked(offset int64) error {
+	for len(l.segs) > 1 && l.active().base >= offset {
+		if err := l.active().remove(); err != nil {
+			return err
+		}
+		l.segs = l.segs[:len(l.segs)-1]
+	}
+	s := l.active()
+	pos, next, err := s.batchContaining(offset)
+	if err != nil {
+		return err
+	}
+	if err := s.truncateTo(pos, next); err != nil {
+		return err
+	}
+	l.leo.Store(next)
+	return nil
+}
+
+// TruncateFullyAndStartAt deletes every segment and continues the log,
+// empty, at offset: a follower whose log ended below the leader's log
+// start offset does this before fetching again.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	return l.truncateFullyAndStartAt(offset)
+}
+
+func (l *Log) truncateFullyAndStartAt(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("storage: cannot start a log at offset %d", offset)
+	}
+	// The start offset goes to disk first: a crash part-way through leaves
+	// a log that Open restarts at offset.
+	if err := writeOffsetCheckpoint(l.dir, logStartOffsetFile, offset); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.segs) > 0 {
+		if err := l.active().remove(); err != nil {
+			return err
+		}
+		l.segs = l.segs[:len(l.segs)-1]
+	}
+	s, err := createSegment(l.dir, offset)
+	if err != nil {
+		return err
+	}
+	l.segs = []*segment{s}
+	l.leo.Store(offset)
+	l.logStart.Store(offset)
+	if err := syncDir(l.dir); err != nil {
+		return err
+	}
+	if l.epochs.clear() {
+		if err := l.epochs.persist(l.dir); err != nil {
+			return err
+		}
+	}
+	l.unflushed = 0
+	return l.setRecoveryPoint(offset)
+}
+
+// batchContaining returns the position and base offset of the first batch
+// whose last offset is ≥ offset, or the segment's end.
+func (s *segment) batchContaining(offset int64) (pos, base int64, err error) {
+	sc := newBatchScanner(s.log, s.index.lookup(offset), s.size.Load(), true)
+	for {
+		p, h, _, err := sc.next()
+		if err == io.EOF {
+			return s.size.Load(), s.next.Load(), nil
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		if h.LastOffset() >= offset {
+			return p, h.BaseOffset, nil
+		}
+	}
+}
+
+// truncateTo cuts the segment at byte pos, where the batch with base offset
+// next starts, and brings its indexes and largest timestamp back in line.
+func (s *segment) truncateTo(pos, next int64) error {
+	if err := s.log.Truncate(pos); err != nil {
+		return err
+	}
+	s.index.truncateToPos(pos)
+	s.timeIndex.truncateToOffset(next)
+	s.size.Store(pos)
+	s.next.Store(next)
+	s.indexDirty, s.unsynced = true, true
+	// The last surviving time entry bounds the records below its offset;
+	// batches after it are read again for the largest timestamp.
+	maxTs, from := int64(math.MinInt64), s.base
+	if t, x, ok := s.timeIndex.last(); ok {
+		maxTs, from = t, x
+	}
+	lastIndexed := int64(0)
+	if _, p, ok := s.index.last(); ok {
+		lastIndexed = p
+	}
+	s.bytesSinceIndex = int(pos - lastIndexed)
+	sc := newBatchScanner(s.log, s.index.lookup(from), pos, true)
+	for {
+		_, h, _, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		maxTs = max(maxTs, h.MaxTimestamp)
+	}
+	s.maxTs.Store(maxTs)
+	return nil
+}
