@@ -1,0 +1,242 @@
+package metadata
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestRegisterSetsEpochAndUnfences(t *testing.T) {
+	b := newBuilder(t).brokers("", "")
+	if got := b.img.Broker(1).Epoch; got != 2 {
+		t.Fatalf("epoch = %d, want the registration index 2", got)
+	}
+	b.do(brokerCmd(CmdControlledStop, 1))
+	if br := b.img.Broker(1); !br.Fenced || !br.ShuttingDown {
+		t.Fatalf("after controlled shutdown: %+v", br)
+	}
+	b.do(register(1, "r1"))
+	if br := b.img.Broker(1); br.Fenced || br.ShuttingDown || br.Rack != "r1" || br.Epoch != 4 {
+		t.Fatalf("after re-registration: %+v", br)
+	}
+}
+
+func TestCreateTopic(t *testing.T) {
+	b := newBuilder(t).brokers("", "", "")
+	b.do(createTopic("orders", []int{0, 1, 2}, []int{1, 2, 0}))
+	p := b.part("orders", 1)
+	if p.Leader != 1 || !slices.Equal(p.ISR, []int{1, 2, 0}) || p.LeaderEpoch != 0 {
+		t.Fatalf("partition 1 = %+v", p)
+	}
+	b.expect(createTopic("orders", []int{0}), ErrTopicExists)
+	b.expect(createTopic("x"), ErrInvalidPartitions)
+	b.expect(createTopic("y", []int{0, 0}), ErrInvalidAssignment)
+	b.expect(createTopic("y", []int{0, 7}), ErrInvalidAssignment)
+	b.expect(createTopic("y", []int{0, 1}, []int{0}), ErrInvalidReplicationFactor)
+	b.expect(createTopic("__y", []int{0}), ErrInvalidTopic)
+	b.expect(createTopic("a/b", []int{0}), ErrInvalidTopic)
+	bad := createTopic("z", []int{0})
+	bad.CreateTopic.Config = map[string]string{"retention.ms": "soon"}
+	b.expect(bad, ErrInvalidConfig)
+}
+
+func TestCreateTopicWithFencedReplicaLeavesItOutOfISR(t *testing.T) {
+	b := newBuilder(t).brokers("", "")
+	b.do(brokerCmd(CmdFenceBroker, 0))
+	b.do(createTopic("t", []int{0, 1}))
+	if p := b.part("t", 0); p.Leader != 1 || !slices.Equal(p.ISR, []int{1}) {
+		t.Fatalf("partition = %+v", p)
+	}
+}
+
+func TestDeleteTopicAndCreatePartitions(t *testing.T) {
+	b := newBuilder(t).brokers("", "")
+	b.do(createTopic("t", []int{0, 1}))
+	b.do(Command{Type: CmdCreatePartitions, CreatePartitions: &CreatePartitions{Topic: "t", Assignments: [][]int{{1, 0}}}})
+	if n := len(b.img.Topic("t").Partitions); n != 2 || b.part("t", 1).Leader != 1 {
+		t.Fatalf("partitions = %d", n)
+	}
+	b.expect(Command{Type: CmdCreatePartitions, CreatePartitions: &CreatePartitions{Topic: "t", Assignments: [][]int{{1}}}},
+		ErrInvalidReplicationFactor)
+	b.do(Command{Type: CmdDeleteTopic, DeleteTopic: &DeleteTopic{Name: "t"}})
+	b.expect(Command{Type: CmdDeleteTopic, DeleteTopic: &DeleteTopic{Name: "t"}}, ErrUnknownTopic)
+}
+
+func TestAlterConfig(t *testing.T) {
+	b := newBuilder(t).brokers("")
+	b.do(createTopic("t", []int{0}))
+	set := func(replace bool, kv map[string]string, del ...string) Command {
+		return Command{Type: CmdAlterConfig, AlterConfig: &AlterConfig{Topic: "t", Set: kv, Delete: del, Replace: replace}}
+	}
+	b.do(set(false, map[string]string{"retention.ms": "1000", "min.insync.replicas": "1"}))
+	b.do(set(false, nil, "retention.ms"))
+	if c := b.img.Topic("t").Config; len(c) != 1 || c["min.insync.replicas"] != "1" {
+		t.Fatalf("config = %v", c)
+	}
+	b.do(set(true, map[string]string{"segment.bytes": "1024"}))
+	if c := b.img.Topic("t").Config; len(c) != 1 || c["segment.bytes"] != "1024" {
+		t.Fatalf("config after replace = %v", c)
+	}
+	b.expect(set(false, map[string]string{"colour": "blue"}), ErrInvalidConfig)
+	b.expect(set(false, map[string]string{"cleanup.policy": "compact"}), ErrInvalidConfig)
+}
+
+func TestFenceMovesLeadershipWithinISR(t *testing.T) {
+	b := newBuilder(t).brokers("", "", "")
+	b.do(createTopic("t", []int{0, 1, 2}))
+	before := *b.part("t", 0)
+	b.do(brokerCmd(CmdFenceBroker, 0))
+	p := b.part("t", 0)
+	if p.Leader != 1 || !slices.Equal(p.ISR, []int{1, 2}) {
+		t.Fatalf("after fence: %+v", p)
+	}
+	if p.LeaderEpoch != before.LeaderEpoch+1 || p.PartitionEpoch != before.PartitionEpoch+1 {
+		t.Fatalf("epochs %d/%d, before %d/%d", p.LeaderEpoch, p.PartitionEpoch, before.LeaderEpoch, before.PartitionEpoch)
+	}
+	// The last ISR member keeps its place so that it leads again when back.
+	b.do(brokerCmd(CmdFenceBroker, 1))
+	b.do(brokerCmd(CmdFenceBroker, 2))
+	p = b.part("t", 0)
+	if p.Leader != NoLeader || !slices.Equal(p.ISR, []int{2}) {
+		t.Fatalf("all fenced: %+v", p)
+	}
+	b.do(brokerCmd(CmdUnfenceBroker, 0))
+	if p = b.part("t", 0); p.Leader != NoLeader {
+		t.Fatalf("out-of-sync broker 0 became leader without unclean election: %+v", p)
+	}
+	b.do(brokerCmd(CmdUnfenceBroker, 2))
+	if p = b.part("t", 0); p.Leader != 2 {
+		t.Fatalf("returning ISR member did not lead: %+v", p)
+	}
+}
+
+func TestUncleanElection(t *testing.T) {
+	b := newBuilder(t).brokers("", "")
+	b.do(createTopic("t", []int{0, 1}))
+	b.do(brokerCmd(CmdFenceBroker, 1)) // ISR [0]
+	b.do(brokerCmd(CmdFenceBroker, 0)) // ISR [0], no leader
+	b.do(brokerCmd(CmdUnfenceBroker, 1))
+	if p := b.part("t", 0); p.Leader != NoLeader {
+		t.Fatalf("unclean leader by default: %+v", p)
+	}
+	b.do(Command{Type: CmdAlterConfig, AlterConfig: &AlterConfig{Topic: "t",
+		Set: map[string]string{ConfigUncleanElection: "true"}}})
+	if p := b.part("t", 0); p.Leader != 1 || !slices.Equal(p.ISR, []int{1}) {
+		t.Fatalf("unclean election allowed: %+v", p)
+	}
+}
+
+func TestAlterISRValidation(t *testing.T) {
+	b := newBuilder(t).brokers("", "", "")
+	b.do(createTopic("t", []int{0, 1, 2}))
+	p := b.part("t", 0)
+	b.do(alterISR(p, "t", 0, 2))
+	p2 := b.part("t", 0)
+	if !slices.Equal(p2.ISR, []int{0, 2}) || p2.PartitionEpoch != p.PartitionEpoch+1 || p2.LeaderEpoch != p.LeaderEpoch {
+		t.Fatalf("after shrink: %+v", p2)
+	}
+	b.expect(alterISR(p, "t", 0, 1, 2), ErrStalePartitionEpoch)
+	stale := alterISR(p2, "t", 0, 1, 2)
+	stale.AlterISR.LeaderEpoch--
+	b.expect(stale, ErrFencedLeaderEpoch)
+	wrong := alterISR(p2, "t", 1, 2)
+	wrong.AlterISR.Leader = 1
+	b.expect(wrong, ErrNotLeader)
+	b.expect(alterISR(p2, "t", 2), ErrInvalidISR)    // leader dropped
+	b.expect(alterISR(p2, "t", 0, 5), ErrInvalidISR) // not a replica
+	b.expect(alterISR(p2, "t", 0, 0), ErrInvalidISR)
+	b.do(brokerCmd(CmdFenceBroker, 1))
+	b.expect(alterISR(b.part("t", 0), "t", 0, 1, 2), ErrInvalidISR) // fenced broker cannot join
+	b.do(alterISR(b.part("t", 0), "t", 2, 0))                      // order normalised to replicas
+	if got := b.part("t", 0).ISR; !slices.Equal(got, []int{0, 2}) {
+		t.Fatalf("ISR = %v", got)
+	}
+}
+
+func TestReassignAddsThenRemoves(t *testing.T) {
+	b := newBuilder(t).brokers("", "", "", "")
+	b.do(createTopic("t", []int{0, 1, 2}))
+	b.do(reassign("t", 0, 1, 2, 3))
+	p := b.part("t", 0)
+	if !slices.Equal(p.Replicas, []int{1, 2, 3, 0}) || !slices.Equal(p.Adding, []int{3}) || !slices.Equal(p.Removing, []int{0}) {
+		t.Fatalf("during reassignment: %+v", p)
+	}
+	if p.Leader != 0 {
+		t.Fatalf("leader moved before the new replica caught up: %+v", p)
+	}
+	b.expect(alterISR(p, "t", 0, 1, 2, 3, 3), ErrInvalidISR)
+	b.do(alterISR(p, "t", 0, 1, 2, 3))
+	p = b.part("t", 0)
+	if !slices.Equal(p.Replicas, []int{1, 2, 3}) || p.Reassigning() || p.Leader != 1 || !slices.Equal(p.ISR, []int{1, 2, 3}) {
+		t.Fatalf("after catch-up: %+v", p)
+	}
+}
+
+func TestReassignShrinkCompletesAtOnce(t *testing.T) {
+	b := newBuilder(t).brokers("", "", "")
+	b.do(createTopic("t", []int{0, 1, 2}))
+	b.do(reassign("t", 0, 1))
+	if p := b.part("t", 0); !slices.Equal(p.Replicas, []int{1}) || p.Leader != 1 || p.Reassigning() {
+		t.Fatalf("after shrink: %+v", p)
+	}
+	b.expect(reassign("t", 0, 1, 9), ErrInvalidAssignment)
+	b.expect(reassign("nope", 0, 1), ErrUnknownTopic)
+	b.expect(reassign("t", 3, 1), ErrUnknownPartition)
+}
+
+func TestDrainCancelAndRemove(t *testing.T) {
+	b := newBuilder(t).brokers("", "", "")
+	b.do(createTopic("t", []int{0, 1}))
+	b.do(brokerCmd(CmdDrain, 0))
+	if s, _ := b.img.BrokerState(0); s != BrokerDraining {
+		t.Fatalf("state = %v", s)
+	}
+	b.expect(brokerCmd(CmdRemoveBroker, 0), ErrBrokerNotEmpty)
+	b.do(reassign("t", 0, 1, 2))
+	b.do(brokerCmd(CmdCancelDrain, 0))
+	// The original replicas come back; their order is not kept.
+	if p := b.part("t", 0); len(p.Replicas) != 2 || !p.HasReplica(0) || !p.HasReplica(1) || p.Reassigning() {
+		t.Fatalf("cancel drain did not revert: %+v", p)
+	}
+	b.do(brokerCmd(CmdDrain, 0))
+	b.do(reassign("t", 0, 1, 2))
+	b.do(alterISR(b.part("t", 0), "t", 0, 1, 2))
+	if s, _ := b.img.BrokerState(0); s != BrokerDrained {
+		t.Fatalf("state = %v, partition %+v", s, b.part("t", 0))
+	}
+	b.do(brokerCmd(CmdRemoveBroker, 0))
+	if b.img.Broker(0) != nil {
+		t.Fatal("broker still registered")
+	}
+	b.expect(brokerCmd(CmdRemoveBroker, 0), ErrUnknownBroker)
+}
+
+func TestPreferredLeaderElection(t *testing.T) {
+	b := newBuilder(t).brokers("", "")
+	b.do(createTopic("t", []int{0, 1}))
+	b.do(brokerCmd(CmdFenceBroker, 0))
+	b.do(brokerCmd(CmdUnfenceBroker, 0))
+	if p := b.part("t", 0); p.Leader != 1 || p.InISR(0) {
+		t.Fatalf("after return: %+v", p)
+	}
+	pref := Command{Type: CmdElectLeaders, ElectLeaders: &ElectLeaders{Preferred: true}}
+	b.do(pref)
+	if p := b.part("t", 0); p.Leader != 1 {
+		t.Fatalf("out-of-sync preferred replica took leadership: %+v", p)
+	}
+	b.do(alterISR(b.part("t", 0), "t", 0, 1))
+	b.do(pref)
+	if p := b.part("t", 0); p.Leader != 0 {
+		t.Fatalf("preferred leader not restored: %+v", p)
+	}
+}
+
+func TestInitClusterOnce(t *testing.T) {
+	b := newBuilder(t)
+	b.do(Command{Type: CmdInitCluster, InitCluster: &InitCluster{ClusterID: "a"}})
+	b.do(Command{Type: CmdInitCluster, InitCluster: &InitCluster{ClusterID: "b"}})
+	if b.img.ClusterID != "a" {
+		t.Fatalf("cluster id = %q", b.img.ClusterID)
+	}
+	b.expect(Command{Type: CmdCreateTopic}, ErrInvalidCommand)
+	b.expect(Command{Type: "bogus", Broker: &BrokerRef{}}, ErrUnknownBroker)
+}

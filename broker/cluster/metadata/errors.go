@@ -1,0 +1,85 @@
+package metadata
+
+import (
+	"errors"
+	"net/http"
+)
+
+// Validation and fencing errors. Commands that fail validation leave the
+// image unchanged and return one of these (possibly wrapped with %w), so
+// callers check them with errors.Is and map them to API codes with Code.
+var (
+	ErrUnknownTopic             = errors.New("unknown topic")
+	ErrTopicExists              = errors.New("topic already exists")
+	ErrInvalidTopic             = errors.New("invalid topic name")
+	ErrUnknownPartition         = errors.New("unknown partition")
+	ErrInvalidPartitions        = errors.New("invalid partition count")
+	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
+	ErrInvalidConfig            = errors.New("invalid topic config")
+	ErrInvalidAssignment        = errors.New("invalid replica assignment")
+	ErrReassignmentInfeasible   = errors.New("reassignment infeasible")
+	ErrReassignmentInProgress   = errors.New("reassignment in progress")
+	ErrBrokerNotEmpty           = errors.New("broker still holds replicas")
+	ErrUnknownBroker            = errors.New("unknown broker")
+	ErrNotController            = errors.New("not the controller")
+	ErrFencedLeaderEpoch        = errors.New("stale leader epoch")
+	ErrStalePartitionEpoch      = errors.New("stale partition epoch")
+	ErrNotLeader                = errors.New("not the partition leader")
+	ErrInvalidISR               = errors.New("invalid ISR")
+	ErrStaleBrokerEpoch         = errors.New("stale broker epoch")
+	ErrInvalidCommand           = errors.New("invalid metadata command")
+	ErrNotReady                 = errors.New("metadata not ready")
+	ErrRequestTimedOut          = errors.New("request timed out")
+)
+
+var codes = []struct {
+	err    error
+	code   string
+	status int
+}{
+	{ErrUnknownTopic, "UNKNOWN_TOPIC", http.StatusNotFound},
+	{ErrTopicExists, "TOPIC_ALREADY_EXISTS", http.StatusConflict},
+	{ErrInvalidTopic, "INVALID_ARGUMENT", http.StatusBadRequest},
+	{ErrUnknownPartition, "UNKNOWN_PARTITION", http.StatusNotFound},
+	{ErrInvalidPartitions, "INVALID_PARTITIONS", http.StatusBadRequest},
+	{ErrInvalidReplicationFactor, "INVALID_REPLICATION_FACTOR", http.StatusBadRequest},
+	{ErrInvalidConfig, "INVALID_CONFIG", http.StatusBadRequest},
+	{ErrInvalidAssignment, "INVALID_ARGUMENT", http.StatusBadRequest},
+	{ErrReassignmentInfeasible, "REASSIGNMENT_INFEASIBLE", http.StatusConflict},
+	{ErrReassignmentInProgress, "REASSIGNMENT_IN_PROGRESS", http.StatusConflict},
+	{ErrBrokerNotEmpty, "BROKER_NOT_EMPTY", http.StatusConflict},
+	{ErrUnknownBroker, "UNKNOWN_BROKER", http.StatusNotFound},
+	{ErrNotController, "NOT_CONTROLLER", http.StatusServiceUnavailable},
+	{ErrFencedLeaderEpoch, "FENCED_LEADER_EPOCH", http.StatusConflict},
+	{ErrStalePartitionEpoch, "STALE_PARTITION_EPOCH", http.StatusConflict},
+	{ErrNotLeader, "NOT_LEADER", http.StatusConflict},
+	{ErrInvalidISR, "INVALID_ISR", http.StatusBadRequest},
+	{ErrStaleBrokerEpoch, "STALE_BROKER_EPOCH", http.StatusConflict},
+	{ErrInvalidCommand, "INVALID_ARGUMENT", http.StatusBadRequest},
+	{ErrNotReady, "NOT_READY", http.StatusServiceUnavailable},
+	{ErrRequestTimedOut, "REQUEST_TIMED_OUT", http.StatusServiceUnavailable},
+}
+
+// Code returns the API error code of err ("UNKNOWN_TOPIC", …) and the HTTP
+// status that goes with it (docs/api.md). Errors this package does not know
+// are "INTERNAL" with 500.
+func Code(err error) (code string, status int) {
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			return c.code, c.status
+		}
+	}
+	return "INTERNAL", http.StatusInternalServerError
+}
+
+// ErrorForCode is the inverse of Code for errors carried between brokers:
+// it returns the sentinel behind code, or nil when code is unknown.
+// Codes shared by several sentinels map to the first one listed.
+func ErrorForCode(code string) error {
+	for _, c := range codes {
+		if c.code == code {
+			return c.err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package metadata
+
+import (
+	"fmt"
+	"slices"
+)
+
+// DrainMoves returns the reassignments that move every replica off broker
+// id: each partition keeps its other replicas and gains one on another
+// eligible broker. A partition already moving off id is left alone. It
+// fails with ErrReassignmentInfeasible when some partition finds no
+// broker to move to.
+func (pl *Planner) DrainMoves(id int) ([]Move, error) {
+	var moves []Move
+	var err error
+	pl.img.eachPartition(func(t *Topic, p *Partition) {
+		target := p.Target()
+		if err != nil || !slices.Contains(target, id) {
+			return
+		}
+		keep := without(target, []int{id})
+		var to int
+		if to, err = pl.pick(keep, []int{id}); err != nil {
+			err = fmt.Errorf("%s-%d: %w", t.Name, p.ID, err)
+			return
+		}
+		pl.replicas[to]--
+		pl.moveLoad(id, to)
+		moves = append(moves, Move{Topic: t.Name, Partition: p.ID, Target: append(keep, to)})
+	})
+	return moves, err
+}
+
+// ReplicationFactorMoves returns the reassignments that give every
+// partition of the topic rf replicas. Replicas are added by placement and
+// removed from the end of the list, out-of-sync ones first, never the
+// leader.
+func (pl *Planner) ReplicationFactorMoves(topic string, rf int) ([]Move, error) {
+	t := pl.img.Topics[topic]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, topic)
+	}
+	if rf < 1 || rf > len(pl.eligible) {
+		return nil, fmt.Errorf("%w: %d replicas, %d live brokers can hold them",
+			ErrInvalidReplicationFactor, rf, len(pl.eligible))
+	}
+	var moves []Move
+	for _, p := range t.Partitions {
+		if p.Reassigning() {
+			return nil, fmt.Errorf("%w: %s-%d", ErrReassignmentInProgress, topic, p.ID)
+		}
+		target := slices.Clone(p.Replicas)
+		for len(target) < rf {
+			id, err := pl.pick(target, nil)
+			if err != nil {
+				return nil, err
+			}
+			target = append(target, id)
+		}
+		for len(target) > rf {
+			drop := pl.dropCandidate(p, target)
+			pl.replicas[drop]--
+			target = without(target, []int{drop})
+		}
+		if !slices.Equal(target, p.Replicas) {
+			moves = append(moves, Move{Topic: topic, Partition: p.ID, Target: target})
+		}
+	}
+	return moves, nil
+}
+
+// dropCandidate picks the replica of target to remove when shrinking p:
+// the last one that is out of sync or not live, else the last one that
+// does not lead.
+func (pl *Planner) dropCandidate(p *Partition, target []int) int {
+	for i := len(target) - 1; i >= 0; i-- {
+		r := target[i]
+		if r != p.Leader && (!p.InISR(r) || !pl.img.Live(r)) {
+			return r
+		}
+	}
+	for i := len(target) - 1; i >= 0; i-- {
+		if target[i] != p.Leader {
+			return target[i]
+		}
+	}
+	return target[len(target)-1]
+}
+
+// RebalanceMoves returns reassignments that even out the replica counts
+// of the eligible brokers, moving one replica at a time from the most to
+// the least loaded broker while that narrows the gap and keeps each
+// partition on as many racks as before. Partitions being reassigned are
+// not touched.
+func (pl *Planner) RebalanceMoves() []Move {
+	if len(pl.eligible) < 2 {
+		return nil
+	}
+	targets := map[TopicPartition][]int{}
+	for limit := 0; limit < 10000; limit++ {
+		hi, lo := pl.eligible[0].ID, pl.eligible[0].ID
+		for _, b := range pl.eligible {
+			if pl.replicas[b.ID] > pl.replicas[hi] {
+				hi = b.ID
+			}
+			if pl.replicas[b.ID] < pl.replicas[lo] {
+				lo = b.ID
+			}
+		}
+		if pl.replicas[hi]-pl.replicas[lo] <= 1 || !pl.moveOne(targets, hi, lo) {
+			break
+		}
+	}
+	var moves []Move
+	pl.img.eachPartition(func(t *Topic, p *Partition) {
+		tp := TopicPartition{Topic: t.Name, Partition: p.ID}
+		if target, ok := targets[tp]; ok && !slices.Equal(target, p.Replicas) {
+			moves = append(moves, Move{Topic: t.Name, Partition: p.ID, Target: target})
+		}
+	})
+	return moves
+}
+
+// moveOne moves one replica from broker hi to broker lo, preferring a
+// partition hi does not lead.
+func (pl *Planner) moveOne(targets map[TopicPartition][]int, hi, lo int) bool {
+	for _, leaderOK := range []bool{false, true} {
+		moved := false
+		pl.img.eachPartition(func(t *Topic, p *Partition) {
+			tp := TopicPartition{Topic: t.Name, Partition: p.ID}
+			cur, ok := targets[tp]
+			if !ok {
+				cur = p.Replicas
+			}
+			if moved || p.Reassigning() || !slices.Contains(cur, hi) || slices.Contains(cur, lo) ||
+				(!leaderOK && p.Leader == hi) {
+				return
+			}
+			next := slices.Clone(cur)
+			next[slices.Index(next, hi)] = lo
+			if pl.rackCount(next) < pl.rackCount(cur) {
+				return
+			}
+			targets[tp] = next
+			pl.moveLoad(hi, lo)
+			moved = true
+		})
+		if moved {
+			return true
+		}
+	}
+	return false
+}

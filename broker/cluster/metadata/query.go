@@ -1,0 +1,179 @@
+package metadata
+
+import (
+	"fmt"
+	"slices"
+)
+
+// BrokerSummary is one broker as GET /brokers reports it.
+type BrokerSummary struct {
+	ID          int    `json:"id"`
+	Address     string `json:"address"`
+	RaftAddress string `json:"raft_address"`
+	Rack        string `json:"rack"`
+	State       string `json:"state"`
+	Voter       bool   `json:"voter"`
+	// Partitions counts the replicas the broker holds.
+	Partitions int `json:"partitions"`
+	// Leaders counts the partitions it leads.
+	Leaders int `json:"leaders"`
+	// UnderReplicated counts the partitions it leads whose ISR is smaller
+	// than their replica set.
+	UnderReplicated int `json:"under_replicated"`
+	// InSync reports whether it is in the ISR of every partition it holds
+	// (replicas still being added by a reassignment aside).
+	InSync bool `json:"in_sync"`
+}
+
+// BrokerSummary returns the summary of broker id.
+func (img *Image) BrokerSummary(id int) (BrokerSummary, error) {
+	b := img.Brokers[id]
+	if b == nil {
+		return BrokerSummary{}, fmt.Errorf("%w: %d", ErrUnknownBroker, id)
+	}
+	state, _ := img.BrokerState(id)
+	s := BrokerSummary{ID: id, Address: b.HTTPAddress, RaftAddress: b.RaftAddress, Rack: b.Rack,
+		State: state.String(), Voter: b.Voter, InSync: true}
+	img.eachPartition(func(_ *Topic, p *Partition) {
+		if !p.HasReplica(id) {
+			return
+		}
+		s.Partitions++
+		if p.Leader == id {
+			s.Leaders++
+			if p.UnderReplicated() {
+				s.UnderReplicated++
+			}
+		}
+		if !p.InISR(id) && !slices.Contains(p.Adding, id) {
+			s.InSync = false
+		}
+	})
+	return s, nil
+}
+
+// BrokerSummaries returns every broker's summary, by id.
+func (img *Image) BrokerSummaries() []BrokerSummary {
+	out := make([]BrokerSummary, 0, len(img.Brokers))
+	for _, id := range img.BrokerIDs() {
+		s, _ := img.BrokerSummary(id)
+		out = append(out, s)
+	}
+	return out
+}
+
+// RestartReport is the answer of GET /brokers/{id}/safe-to-restart.
+type RestartReport struct {
+	Broker   int                 `json:"broker"`
+	Safe     bool                `json:"safe"`
+	Reasons  []string            `json:"reasons"`
+	Blocking []BlockingPartition `json:"blocking"`
+}
+
+// BlockingPartition is a partition that keeps a broker from restarting.
+type BlockingPartition struct {
+	Topic             string `json:"topic"`
+	Partition         int    `json:"partition"`
+	ISR               []int  `json:"isr"`
+	MinInsyncReplicas int    `json:"min_insync_replicas"`
+}
+
+// SafeToRestart reports whether stopping broker id now leaves every
+// partition it holds with at least min.insync.replicas in-sync replicas,
+// with the broker itself in every ISR. Partitions with no more replicas
+// than min.insync.replicas can never satisfy this; they are listed in
+// Reasons, not Blocking. defaultMinISR is the broker-wide
+// min.insync.replicas. A fenced broker already serves nothing, so
+// restarting it is reported safe.
+func (img *Image) SafeToRestart(id, defaultMinISR int) (RestartReport, error) {
+	b := img.Brokers[id]
+	if b == nil {
+		return RestartReport{}, fmt.Errorf("%w: %d", ErrUnknownBroker, id)
+	}
+	r := RestartReport{Broker: id, Reasons: []string{}, Blocking: []BlockingPartition{}}
+	if b.Fenced {
+		r.Safe = true
+		r.Reasons = append(r.Reasons, fmt.Sprintf("broker %d is fenced: it leads nothing and is in no ISR", id))
+		return r, nil
+	}
+	img.eachPartition(func(t *Topic, p *Partition) {
+		if !p.HasReplica(id) {
+			return
+		}
+		minISR := MinInsyncReplicas(t, defaultMinISR)
+		name := fmt.Sprintf("%s-%d", t.Name, p.ID)
+		if len(p.Replicas) <= minISR {
+			r.Reasons = append(r.Reasons, fmt.Sprintf(
+				"%s has %d replicas and min.insync.replicas %d: acks=all writes stop while broker %d is down",
+				name, len(p.Replicas), minISR, id))
+			return
+		}
+		var why string
+		switch remaining := len(without(p.ISR, []int{id})); {
+		case !p.InISR(id):
+			why = fmt.Sprintf("%s: broker %d is not in the ISR %v", name, id, p.ISR)
+		case remaining < minISR:
+			why = fmt.Sprintf("%s: the ISR would drop to %d, below min.insync.replicas %d", name, remaining, minISR)
+		default:
+			return
+		}
+		r.Reasons = append(r.Reasons, why)
+		r.Blocking = append(r.Blocking, BlockingPartition{Topic: t.Name, Partition: p.ID,
+			ISR: slices.Clone(p.ISR), MinInsyncReplicas: minISR})
+	})
+	r.Safe = len(r.Blocking) == 0
+	return r, nil
+}
+
+// CheckInvariants returns an error describing the first broken invariant
+// of the image, or nil. Tests and snapshot restore use it.
+func (img *Image) CheckInvariants() error {
+	for _, name := range img.TopicNames() {
+		t := img.Topics[name]
+		if len(t.Partitions) == 0 {
+			return fmt.Errorf("topic %q has no partitions", name)
+		}
+		for i, p := range t.Partitions {
+			if err := img.checkPartition(p, i); err != nil {
+				return fmt.Errorf("%s-%d: %w", name, i, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (img *Image) checkPartition(p *Partition, i int) error {
+	switch {
+	case p.ID != i:
+		return fmt.Errorf("stored at index %d", i)
+	case len(p.Replicas) == 0:
+		return fmt.Errorf("no replicas")
+	case len(p.ISR) == 0:
+		return fmt.Errorf("empty ISR")
+	case p.Leader != NoLeader && !p.InISR(p.Leader):
+		return fmt.Errorf("leader %d not in ISR %v", p.Leader, p.ISR)
+	case p.Leader != NoLeader && !img.Live(p.Leader):
+		return fmt.Errorf("leader %d is not live", p.Leader)
+	case len(intersect(p.Adding, p.Removing)) > 0:
+		return fmt.Errorf("adding %v and removing %v overlap", p.Adding, p.Removing)
+	}
+	for j, r := range p.Replicas {
+		if slices.Contains(p.Replicas[:j], r) {
+			return fmt.Errorf("replica %d listed twice", r)
+		}
+		if img.Brokers[r] == nil {
+			return fmt.Errorf("replica on unknown broker %d", r)
+		}
+	}
+	for j, r := range p.ISR {
+		if !p.HasReplica(r) || slices.Contains(p.ISR[:j], r) {
+			return fmt.Errorf("ISR %v not a set within replicas %v", p.ISR, p.Replicas)
+		}
+	}
+	for _, r := range append(slices.Clone(p.Adding), p.Removing...) {
+		if !p.HasReplica(r) {
+			return fmt.Errorf("reassigned replica %d not in replicas %v", r, p.Replicas)
+		}
+	}
+	return nil
+}
