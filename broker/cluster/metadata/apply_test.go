@@ -146,7 +146,7 @@ func TestAlterISRValidation(t *testing.T) {
 	b.expect(alterISR(p2, "t", 0, 0), ErrInvalidISR)
 	b.do(brokerCmd(CmdFenceBroker, 1))
 	b.expect(alterISR(b.part("t", 0), "t", 0, 1, 2), ErrInvalidISR) // fenced broker cannot join
-	b.do(alterISR(b.part("t", 0), "t", 2, 0))                      // order normalised to replicas
+	b.do(alterISR(b.part("t", 0), "t", 2, 0))                       // order normalised to replicas
 	if got := b.part("t", 0).ISR; !slices.Equal(got, []int{0, 2}) {
 		t.Fatalf("ISR = %v", got)
 	}
