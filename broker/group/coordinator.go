@@ -1,0 +1,197 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultSessionTimeout   = 5 * time.Minute // the original broker's stale-member timeout
+	DefaultRebalanceTimeout = time.Minute
+	DefaultCleanupInterval  = time.Minute
+)
+
+// Config configures a Coordinator.
+type Config struct {
+	// Journal stores every change before it is applied. Required.
+	Journal Journal
+	// Partitions answers partition counts and offsets. Required.
+	Partitions Partitions
+	// Now is the clock; time.Now when nil. Times are kept to the
+	// millisecond, as the journal stores them.
+	Now func() time.Time
+	// SessionTimeout is how long a member may go unseen before the cleanup
+	// pass removes it, for groups and members that set none
+	// (group.stale.timeout.ms). DefaultSessionTimeout when zero.
+	SessionTimeout time.Duration
+	// RebalanceTimeout is how long a rebalance waits for members that
+	// joined without a rebalance timeout. DefaultRebalanceTimeout when zero.
+	RebalanceTimeout time.Duration
+	// CleanupInterval is the period of RunCleanup
+	// (group.cleanup.interval.ms). DefaultCleanupInterval when zero.
+	CleanupInterval time.Duration
+}
+
+// Coordinator coordinates the consumer groups whose journal partition this
+// broker leads. Build one with New, Replay the partition's records, then
+// serve; Close it when leadership moves away.
+type Coordinator struct {
+	journal          Journal
+	partitions       Partitions
+	clock            func() time.Time
+	sessionTimeout   time.Duration
+	rebalanceTimeout time.Duration
+	cleanupInterval  time.Duration
+
+	mu     sync.Mutex // guards closed and groups; never held while taking a group's mu
+	closed bool
+	groups map[string]*group
+
+	// onUnlock, set by tests, runs at the end of every group operation
+	// while the group's mutex is still held.
+	onUnlock func(*group)
+}
+
+// New returns a coordinator with no groups.
+func New(cfg Config) (*Coordinator, error) {
+	if cfg.Journal == nil || cfg.Partitions == nil {
+		return nil, errors.New("group: Config.Journal and Config.Partitions are required")
+	}
+	for _, d := range []time.Duration{cfg.SessionTimeout, cfg.RebalanceTimeout, cfg.CleanupInterval} {
+		if d < 0 {
+			return nil, fmt.Errorf("group: negative duration %s in Config", d)
+		}
+	}
+	c := &Coordinator{
+		journal:          cfg.Journal,
+		partitions:       cfg.Partitions,
+		clock:            cfg.Now,
+		sessionTimeout:   cfg.SessionTimeout,
+		rebalanceTimeout: cfg.RebalanceTimeout,
+		cleanupInterval:  cfg.CleanupInterval,
+		groups:           map[string]*group{},
+	}
+	if c.clock == nil {
+		c.clock = time.Now
+	}
+	if c.sessionTimeout == 0 {
+		c.sessionTimeout = DefaultSessionTimeout
+	}
+	if c.rebalanceTimeout == 0 {
+		c.rebalanceTimeout = DefaultRebalanceTimeout
+	}
+	if c.cleanupInterval == 0 {
+		c.cleanupInterval = DefaultCleanupInterval
+	}
+	return c, nil
+}
+
+// now reads the clock to the millisecond, the journal's precision, so that
+// live and replayed state hold equal times.
+func (c *Coordinator) now() time.Time { return fromMs(toMs(c.clock())) }
+
+// lockGroup returns the group locked; with create it makes a missing group,
+// otherwise it returns nil for one.
+func (c *Coordinator) lockGroup(id string, create bool) (*group, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, ErrCoordinatorNotAvailable
+		}
+		g := c.groups[id]
+		if g == nil {
+			if !create {
+				c.mu.Unlock()
+				return nil, nil
+			}
+			g = newGroup(id)
+			c.groups[id] = g
+		}
+		c.mu.Unlock()
+		g.mu.Lock()
+		if !g.removed {
+			return g, nil
+		}
+		g.mu.Unlock() // dropped while we waited: look again
+	}
+}
+
+// unlockGroup ends an operation on g, dropping g if nothing is left in it.
+func (c *Coordinator) unlockGroup(g *group) {
+	if c.onUnlock != nil {
+		c.onUnlock(g)
+	}
+	if !g.removed && g.isEmpty() {
+		c.mu.Lock()
+		if c.groups[g.id] == g {
+			delete(c.groups, g.id)
+		}
+		c.mu.Unlock()
+		g.removed = true
+		g.stopTimer()
+	}
+	g.mu.Unlock()
+}
+
+// groupIDs returns the ids of the known groups, sorted.
+func (c *Coordinator) groupIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]string, 0, len(c.groups))
+	for id := range c.groups {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Replay applies one stored record, oldest first, to rebuild state at
+// start-up or when this broker becomes the coordinator of the records'
+// partition. Replaying the same records always gives the same state; a
+// record of a type this version does not know is skipped. It returns an
+// error wrapping ErrInvalidRecord for bytes that are not a record, and
+// changes nothing then. Replay starts no timers: a group left waiting for a
+// rebalance completes when its members rejoin or when CleanupOnce finds its
+// deadline passed.
+func (c *Coordinator) Replay(record []byte) error {
+	r, err := decodeRecord(record)
+	if err != nil {
+		return err
+	}
+	g, err := c.lockGroup(r.Group, true)
+	if err != nil {
+		return err
+	}
+	defer c.unlockGroup(g)
+	c.apply(g, r)
+	return nil
+}
+
+// Close stops the coordinator, for when this broker no longer leads the
+// journal partition: waiting joins return ErrCoordinatorNotAvailable, as does
+// every later call. State is not journaled; the new coordinator replays it.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	groups := make([]*group, 0, len(c.groups))
+	for _, g := range c.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	for _, g := range groups {
+		g.mu.Lock()
+		c.failAllJoins(g, ErrCoordinatorNotAvailable)
+		g.stopTimer()
+		g.state = Dead
+		g.mu.Unlock()
+	}
+}

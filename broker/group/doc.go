@@ -1,0 +1,54 @@
+// Package group is the consumer group coordinator: membership, the
+// generation protocol, partition assignment, committed offsets and group
+// administration, as a library with no HTTP and no storage of its own.
+//
+// # Persistence
+//
+// Every change to a group is encoded as a small versioned JSON record,
+// appended write-ahead to a [Journal] under the group id as key, and only
+// then applied. The broker's journal is the internal replicated topic
+// __consumer_offsets, so a group's records live in one partition and the
+// leader of that partition is the group's coordinator: replication of group
+// state is the replication of that partition, with no second mechanism.
+// [Coordinator.Replay] rebuilds state from the stored records and
+// [Coordinator.Snapshot] returns records that recreate the current state, so
+// the owner can compact the journal.
+//
+// # Two kinds of members
+//
+// A group holds one set of members. Members registered through the original
+// single-node API ([Coordinator.Join], [Coordinator.Heartbeat]) are "simple"
+// members: they have a last-seen time and nothing else. Members that join
+// through the generation protocol ([Coordinator.JoinGroup]) are "protocol"
+// members: they also carry subscribed topics, timeouts and the assignment of
+// the current generation. Both kinds:
+//
+//   - are listed by Members, counted by Groups and ListGroups, shown by
+//     Describe, judged by StaleMembers/RemoveStaleMembers and the cleanup pass,
+//     and take part in the simple API's Rebalance and CleanupAndRebalance
+//     (saved per-topic assignments over every member);
+//   - keep a group non-empty, so ResetOffsets and DeleteGroup are refused
+//     while either kind is present.
+//
+// Only protocol members take part in the generation barrier: a rebalance
+// waits for every protocol member to rejoin, and a generation's assignment
+// covers only protocol members. Adding or removing a simple member never
+// starts a rebalance; removing a protocol member (leave, stale removal) does.
+// A simple member becomes a protocol member by calling JoinGroup with its id;
+// SyncGroup, HeartbeatGroup and fenced commits from a simple member answer
+// [ErrIllegalGeneration], which tells a client to join.
+//
+// # Concurrency
+//
+// Every change to one group is serialised by that group's mutex, held across
+// the journal append so that records are appended in exactly the order they
+// are applied. A mutex per group was chosen over one goroutine per
+// coordinator because most operations are short request/response changes
+// that would only queue behind each other in a goroutine, and because groups
+// are independent: a slow journal append for one group must not stall
+// another. The one long operation, a JoinGroup waiting for the generation
+// barrier, registers itself and releases the mutex while it waits; whoever
+// completes the barrier (the last joiner, a leave, the rebalance timer or the
+// cleanup pass) answers every waiting join. The coordinator's own mutex only
+// guards the map of groups and is never held while a group mutex is taken.
+package group

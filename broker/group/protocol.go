@@ -1,0 +1,246 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// JoinRequest asks to join a group's next generation
+// (POST /groups/{g}/join).
+type JoinRequest struct {
+	Group string
+	// MemberID is empty for a new member, which gets an id; otherwise the id
+	// the coordinator gave it (or a simple member's id, which promotes it).
+	MemberID string
+	ClientID string
+	// Topics is the subscription; the assignment covers those that exist.
+	Topics []string
+	// SessionTimeout overrides the group's stale timeout for this member.
+	SessionTimeout time.Duration
+	// RebalanceTimeout bounds how long a rebalance waits for the others.
+	RebalanceTimeout time.Duration
+}
+
+// JoinResult answers a join: the generation the member is part of.
+type JoinResult struct {
+	Group      string
+	MemberID   string
+	Generation int32
+	Leader     string
+	Members    []JoinedMember
+}
+
+// JoinedMember is a member of a generation and its subscription.
+type JoinedMember struct {
+	ID     string
+	Topics []string
+}
+
+// JoinGroup joins the generation protocol. It waits until every protocol
+// member has rejoined or the rebalance timeout expires (members that did
+// not rejoin are removed), then the generation increments, the group's
+// strategy assigns the partitions, and every waiting join returns. A member
+// of a settled generation that rejoins with an unchanged subscription and
+// is not the leader gets the current generation at once, as in Kafka; the
+// leader rejoining, or a changed subscription, starts a rebalance. If ctx
+// ends first, the join is withdrawn (a member it created is removed) and
+// ctx's error returned.
+func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResult, error) {
+	gid, err := cleanName("group", req.Group)
+	if err != nil {
+		return JoinResult{}, err
+	}
+	topics, err := cleanTopics(req.Topics)
+	if err != nil {
+		return JoinResult{}, err
+	}
+	if err := cleanTimeout("session timeout", req.SessionTimeout); err != nil {
+		return JoinResult{}, err
+	}
+	if err := cleanTimeout("rebalance timeout", req.RebalanceTimeout); err != nil {
+		return JoinResult{}, err
+	}
+	if len(req.MemberID) > maxIDLen || len(req.ClientID) > maxIDLen {
+		return JoinResult{}, fmt.Errorf("%w: member_id or client_id is longer than %d bytes", ErrInvalidArgument, maxIDLen)
+	}
+
+	g, err := c.lockGroup(gid, true)
+	if err != nil {
+		return JoinResult{}, err
+	}
+	now := c.now()
+	mid := strings.TrimSpace(req.MemberID)
+	var m *member
+	if mid == "" {
+		for mid = newMemberID(req.ClientID); g.members[mid] != nil; mid = newMemberID(req.ClientID) {
+		}
+		m = &member{id: mid, transient: true, lastSeen: now}
+		g.members[mid] = m
+	} else if m = g.members[mid]; m == nil || (m.transient && g.joins[mid] == nil) {
+		c.unlockGroup(g)
+		return JoinResult{}, fmt.Errorf("%w: member %q is not in group %q", ErrUnknownMember, mid, gid)
+	}
+	m.lastSeen = now
+
+	settled := g.state == Stable || g.state == CompletingRebalance
+	if settled && m.protocol && slices.Equal(m.topics, topics) && (g.state == CompletingRebalance || g.leader != mid) {
+		res := JoinResult{Group: gid, MemberID: mid, Generation: g.generation, Leader: g.leader, Members: g.joinedMembers()}
+		c.unlockGroup(g)
+		return res, nil
+	}
+
+	j := &pendingJoin{
+		clientID: req.ClientID, topics: topics,
+		sessionTimeout: req.SessionTimeout, rebalanceTimeout: req.RebalanceTimeout,
+		reply: make(chan joinReply, 1),
+	}
+	if old := g.joins[mid]; old != nil {
+		// The same member joined again while waiting: the newer join wins.
+		old.reply <- joinReply{err: fmt.Errorf("%w: member %q joined again", ErrRebalanceInProgress, mid)}
+	}
+	g.joins[mid] = j
+	c.beginRebalance(g, now)
+	c.settle(ctx, g)
+	c.unlockGroup(g)
+
+	select {
+	case r := <-j.reply:
+		return r.res, r.err
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	if !g.removed && g.joins[mid] == j {
+		delete(g.joins, mid)
+		if m := g.members[mid]; m != nil && m.transient {
+			delete(g.members, mid)
+		}
+		c.settle(ctx, g)
+		c.unlockGroup(g)
+	} else {
+		g.mu.Unlock()
+	}
+	select {
+	case r := <-j.reply: // answered while we were giving up
+		return r.res, r.err
+	default:
+		return JoinResult{}, ctx.Err()
+	}
+}
+
+// SyncGroup returns the member's assignment for generation. The assignment
+// is computed when the generation completes, so this never waits.
+func (c *Coordinator) SyncGroup(ctx context.Context, groupID, memberID string, generation int32) ([]TopicPartitions, error) {
+	g, m, err := c.lockGenerationMember(groupID, memberID, generation)
+	if err != nil {
+		return nil, err
+	}
+	defer c.unlockGroup(g)
+	m.lastSeen = c.now()
+	g.synced[m.id] = true
+	if g.state == CompletingRebalance && g.allSynced() {
+		g.state = Stable
+	}
+	return cloneTopicPartitions(m.assignment), nil
+}
+
+// HeartbeatGroup keeps a protocol member's session alive. During a
+// rebalance it answers ErrRebalanceInProgress (the member must join again),
+// after refreshing the session so that the member is not expired meanwhile.
+func (c *Coordinator) HeartbeatGroup(ctx context.Context, groupID, memberID string, generation int32) error {
+	g, m, err := c.lockMember(groupID, memberID)
+	if err != nil {
+		return err
+	}
+	defer c.unlockGroup(g)
+	if !m.protocol || generation != g.generation {
+		return illegalGeneration(g, m, generation)
+	}
+	if err := c.touch(ctx, g, m, false); err != nil {
+		return err
+	}
+	if g.state == PreparingRebalance {
+		return fmt.Errorf("%w: group %q is rebalancing", ErrRebalanceInProgress, g.id)
+	}
+	return nil
+}
+
+// LeaveGroup removes a member, which starts a rebalance if it was a
+// protocol member. Unlike the original API's Leave, an unknown member is
+// an error (ErrUnknownMember).
+func (c *Coordinator) LeaveGroup(ctx context.Context, groupID, memberID string) error {
+	g, m, err := c.lockMember(groupID, memberID)
+	if err != nil {
+		return err
+	}
+	defer c.unlockGroup(g)
+	return c.removeMembers(ctx, g, []string{m.id}, c.now())
+}
+
+// lockMember locks the group of a known, non-transient member.
+func (c *Coordinator) lockMember(groupID, memberID string) (*group, *member, error) {
+	gid, mid, err := cleanGroupMember(groupID, memberID)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := c.lockGroup(gid, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g != nil {
+		if m := g.members[mid]; m != nil && !m.transient {
+			return g, m, nil
+		}
+		c.unlockGroup(g)
+	}
+	return nil, nil, fmt.Errorf("%w: member %q is not in group %q", ErrUnknownMember, mid, gid)
+}
+
+// lockGenerationMember locks the group of a member of the current,
+// settled generation.
+func (c *Coordinator) lockGenerationMember(groupID, memberID string, generation int32) (*group, *member, error) {
+	g, m, err := c.lockMember(groupID, memberID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !m.protocol || generation != g.generation {
+		err = illegalGeneration(g, m, generation)
+	} else if g.state == PreparingRebalance {
+		err = fmt.Errorf("%w: group %q is rebalancing", ErrRebalanceInProgress, g.id)
+	}
+	if err != nil {
+		c.unlockGroup(g)
+		return nil, nil, err
+	}
+	return g, m, nil
+}
+
+func illegalGeneration(g *group, m *member, generation int32) error {
+	if !m.protocol {
+		return fmt.Errorf("%w: member %q of group %q has not joined a generation", ErrIllegalGeneration, m.id, g.id)
+	}
+	return fmt.Errorf("%w: group %q is at generation %d, not %d", ErrIllegalGeneration, g.id, g.generation, generation)
+}
+
+// joinedMembers lists the current generation's members, sorted.
+func (g *group) joinedMembers() []JoinedMember {
+	out := []JoinedMember{}
+	for _, id := range g.sortedMemberIDs() {
+		if m := g.members[id]; m.protocol {
+			out = append(out, JoinedMember{ID: id, Topics: slices.Clone(m.topics)})
+		}
+	}
+	return out
+}
+
+// allSynced says every member of the generation fetched its assignment.
+func (g *group) allSynced() bool {
+	for id, m := range g.members {
+		if m.protocol && !g.synced[id] {
+			return false
+		}
+	}
+	return true
+}

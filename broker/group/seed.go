@@ -1,0 +1,241 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The original single-node broker's membership API. Every call trims and
+// validates the group and member ids (ErrInvalidArgument when empty).
+
+// Join registers a simple member, seen now. Joining again changes nothing.
+func (c *Coordinator) Join(ctx context.Context, groupID, memberID string) error {
+	gid, mid, err := cleanGroupMember(groupID, memberID)
+	if err != nil {
+		return err
+	}
+	g, err := c.lockGroup(gid, true)
+	if err != nil {
+		return err
+	}
+	defer c.unlockGroup(g)
+	if g.members[mid] != nil {
+		return nil
+	}
+	return c.write(ctx, g, &record{Type: recJoin, TS: toMs(c.now()), ID: mid})
+}
+
+// Leave removes a member if present; leaving twice is not an error. A
+// protocol member's leaving starts a rebalance.
+func (c *Coordinator) Leave(ctx context.Context, groupID, memberID string) error {
+	gid, mid, err := cleanGroupMember(groupID, memberID)
+	if err != nil {
+		return err
+	}
+	g, err := c.lockGroup(gid, false)
+	if err != nil || g == nil {
+		return err
+	}
+	defer c.unlockGroup(g)
+	return c.removeMembers(ctx, g, []string{mid}, c.now())
+}
+
+// Heartbeat records that a member was seen now, registering it as a simple
+// member if it is missing. Every such heartbeat is journaled, so last-seen
+// times survive a restart exactly.
+func (c *Coordinator) Heartbeat(ctx context.Context, groupID, memberID string) error {
+	gid, mid, err := cleanGroupMember(groupID, memberID)
+	if err != nil {
+		return err
+	}
+	g, err := c.lockGroup(gid, true)
+	if err != nil {
+		return err
+	}
+	defer c.unlockGroup(g)
+	if m := g.members[mid]; m != nil && !m.transient {
+		return c.touch(ctx, g, m, true)
+	}
+	return c.write(ctx, g, &record{Type: recSeen, TS: toMs(c.now()), ID: mid})
+}
+
+// Members lists a group's members sorted by id; none for an unknown group.
+func (c *Coordinator) Members(groupID string) ([]Member, error) {
+	gid, err := cleanName("group", groupID)
+	if err != nil {
+		return nil, err
+	}
+	out := []Member{}
+	g, err := c.lockGroup(gid, false)
+	if err != nil || g == nil {
+		return out, err
+	}
+	defer c.unlockGroup(g)
+	for _, id := range g.sortedMemberIDs() {
+		out = append(out, g.members[id].public())
+	}
+	return out, nil
+}
+
+// Membership is a group and its members (the original registry's State).
+type Membership struct {
+	Group   string
+	Members []Member
+}
+
+// State returns a group's name and sorted members.
+func (c *Coordinator) State(groupID string) (Membership, error) {
+	members, err := c.Members(groupID)
+	if err != nil {
+		return Membership{}, err
+	}
+	gid, _ := cleanName("group", groupID)
+	return Membership{Group: gid, Members: members}, nil
+}
+
+// Groups lists, sorted, the groups that have at least one member.
+func (c *Coordinator) Groups() []string {
+	out := []string{}
+	for _, id := range c.groupIDs() {
+		g, err := c.lockGroup(id, false)
+		if err != nil || g == nil {
+			continue
+		}
+		if len(g.members) > 0 {
+			out = append(out, id)
+		}
+		c.unlockGroup(g)
+	}
+	return out
+}
+
+// StaleMembers lists, sorted, the members with now − LastSeen > timeout,
+// changing nothing. Members waiting in a join are never stale.
+func (c *Coordinator) StaleMembers(groupID string, timeout time.Duration) ([]Member, error) {
+	gid, err := cleanName("group", groupID)
+	if err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("%w: timeout must be positive", ErrInvalidArgument)
+	}
+	out := []Member{}
+	g, err := c.lockGroup(gid, false)
+	if err != nil || g == nil {
+		return out, err
+	}
+	defer c.unlockGroup(g)
+	now := c.now()
+	for _, id := range g.staleMembers(now, func(*member) time.Duration { return timeout }) {
+		out = append(out, g.members[id].public())
+	}
+	return out, nil
+}
+
+// RemoveStaleMembers removes the members StaleMembers would list and returns
+// them sorted. It does not touch saved assignments (the original API's
+// rule); removing a protocol member starts a rebalance of the generation.
+func (c *Coordinator) RemoveStaleMembers(ctx context.Context, groupID string, timeout time.Duration) ([]Member, error) {
+	gid, err := cleanName("group", groupID)
+	if err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("%w: timeout must be positive", ErrInvalidArgument)
+	}
+	g, err := c.lockGroup(gid, false)
+	if err != nil || g == nil {
+		return []Member{}, err
+	}
+	defer c.unlockGroup(g)
+	removed, err := c.removeStale(ctx, g, c.now(), func(*member) time.Duration { return timeout })
+	if err != nil {
+		return nil, err
+	}
+	return removed, nil
+}
+
+// staleMembers returns, sorted, the ids of members not seen within their
+// timeout and not waiting in a join.
+func (g *group) staleMembers(now time.Time, timeout func(*member) time.Duration) []string {
+	var ids []string
+	for _, id := range g.sortedMemberIDs() {
+		m := g.members[id]
+		if g.joins[id] == nil && now.Sub(m.lastSeen) > timeout(m) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// removeStale removes stale members and returns them, sorted.
+func (c *Coordinator) removeStale(ctx context.Context, g *group, now time.Time, timeout func(*member) time.Duration) ([]Member, error) {
+	ids := g.staleMembers(now, timeout)
+	removed := make([]Member, 0, len(ids))
+	for _, id := range ids {
+		removed = append(removed, g.members[id].public())
+	}
+	if len(ids) == 0 {
+		return removed, nil
+	}
+	if err := c.removeMembers(ctx, g, ids, now); err != nil {
+		return nil, err
+	}
+	return removed, nil
+}
+
+// removeMembers removes members in one journal record. Their waiting joins
+// fail; a protocol member's removal starts a rebalance.
+func (c *Coordinator) removeMembers(ctx context.Context, g *group, ids []string, now time.Time) error {
+	var stored []string
+	for _, id := range ids {
+		if m := g.members[id]; m != nil && !m.transient {
+			stored = append(stored, id)
+		}
+	}
+	if len(stored) > 0 {
+		if err := c.write(ctx, g, &record{Type: recLeave, TS: toMs(now), IDs: stored}); err != nil {
+			return err
+		}
+	}
+	c.failJoins(g, ids, fmt.Errorf("%w: member left group %q", ErrUnknownMember, g.id))
+	c.settle(ctx, g)
+	return nil
+}
+
+// touch records that m was seen now. With always (the original API), the
+// time is journaled; otherwise (protocol heartbeats, every few seconds) it
+// is journaled only once a third of the member's session has passed since
+// the journaled time, which bounds journal traffic while keeping a restarted
+// coordinator from expiring a live member.
+func (c *Coordinator) touch(ctx context.Context, g *group, m *member, always bool) error {
+	now := c.now()
+	if !always && now.Sub(m.journaledSeen) < c.memberSessionTimeout(g, m)/3 {
+		if now.After(m.lastSeen) {
+			m.lastSeen = now
+		}
+		return nil
+	}
+	if now.Equal(m.lastSeen) && now.Equal(m.journaledSeen) {
+		return nil
+	}
+	return c.write(ctx, g, &record{Type: recSeen, TS: toMs(now), ID: m.id})
+}
+
+// memberSessionTimeout is how long m may go unseen: its own session timeout,
+// else the group's, else the coordinator's default.
+func (c *Coordinator) memberSessionTimeout(g *group, m *member) time.Duration {
+	if m.sessionTimeout > 0 {
+		return m.sessionTimeout
+	}
+	return c.groupSessionTimeout(g)
+}
+
+// groupSessionTimeout is the group's configured session timeout or the default.
+func (c *Coordinator) groupSessionTimeout(g *group) time.Duration {
+	if g.config != nil && g.config.SessionTimeout > 0 {
+		return g.config.SessionTimeout
+	}
+	return c.sessionTimeout
+}
