@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/spf13/cobra"
+)
+
+func groupsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "groups", Short: "List, describe, reset and delete consumer groups"}
+	cmd.AddCommand(groupsListCmd(g), groupsDescribeCmd(g), groupsResetCmd(g), groupsDeleteCmd(g))
+	return cmd
+}
+
+func groupsListCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List consumer groups",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			gs, err := c.ListGroups(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), client.GroupList{Groups: gs})
+			}
+			rows := make([][]string, 0, len(gs))
+			for _, s := range gs {
+				rows = append(rows, []string{s.Group, s.State, itoa(s.Generation), itoa(s.Members)})
+			}
+			return printTable(cmd.OutOrStdout(), []string{"GROUP", "STATE", "GENERATION", "MEMBERS"}, rows)
+		},
+	}
+}
+
+func groupsDescribeCmd(g *globals) *cobra.Command {
+	var topics []string
+	cmd := &cobra.Command{
+		Use:   "describe GROUP",
+		Short: "Describe a group: state, members, assignment, committed offsets and lag",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			d, err := c.DescribeGroup(cmd.Context(), args[0], topics...)
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), d)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "Group: %s  State: %s  Generation: %d  Strategy: %s  Session timeout: %dms  Leader: %s  Total lag: %d\n\n",
+				d.Group, d.State, d.Generation, d.AssignmentStrategy, d.SessionTimeoutMs, d.Leader, d.TotalLag)
+			rows := make([][]string, 0, len(d.Members))
+			for _, m := range d.Members {
+				parts := make([]string, 0, len(m.Assignment))
+				for _, tp := range m.Assignment {
+					parts = append(parts, tp.Topic+":"+ints(tp.Partitions))
+				}
+				rows = append(rows, []string{m.ID, m.ClientID, m.LastSeen.UTC().Format(time.RFC3339), strings.Join(m.Topics, ","), strings.Join(parts, " ")})
+			}
+			if err := printTable(w, []string{"MEMBER", "CLIENT", "LAST-SEEN", "TOPICS", "ASSIGNMENT"}, rows); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			rows = rows[:0]
+			for _, o := range d.Offsets {
+				committed := itoa(o.CommittedOffset)
+				if o.CommittedOffset < 0 {
+					committed = "-"
+				}
+				rows = append(rows, []string{o.Topic, itoa(o.Partition), committed, itoa(o.HighWatermark), itoa(o.Lag)})
+			}
+			return printTable(w, []string{"TOPIC", "PARTITION", "COMMITTED", "HW", "LAG"}, rows)
+		},
+	}
+	cmd.Flags().StringSliceVar(&topics, "topics", nil, "also show partitions of these topics with nothing committed")
+	return cmd
+}
+
+func groupsResetCmd(g *globals) *cobra.Command {
+	var (
+		toEarliest, toLatest bool
+		toOffset, toTime     int64
+		topics               []string
+	)
+	cmd := &cobra.Command{
+		Use:   "reset-offsets GROUP --topics T1,T2 (--to-earliest | --to-latest | --to-offset N | --to-timestamp MS)",
+		Short: "Move an empty group's committed offsets",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := client.ResetOffsetsRequest{Topics: topics}
+			n := 0
+			if toEarliest {
+				req.To, n = client.ResetEarliest, n+1
+			}
+			if toLatest {
+				req.To, n = client.ResetLatest, n+1
+			}
+			if cmd.Flags().Changed("to-offset") {
+				req.To, req.Offset, n = client.ResetOffset, &toOffset, n+1
+			}
+			if cmd.Flags().Changed("to-timestamp") {
+				req.To, req.Timestamp, n = client.ResetTimestamp, &toTime, n+1
+			}
+			if n != 1 {
+				return errors.New("give exactly one of --to-earliest, --to-latest, --to-offset, --to-timestamp")
+			}
+			if len(topics) == 0 {
+				return errors.New("--topics is required")
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			resp, err := c.ResetOffsets(cmd.Context(), args[0], req)
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			rows := make([][]string, 0, len(resp.Offsets))
+			for _, o := range resp.Offsets {
+				rows = append(rows, []string{o.Topic, itoa(o.Partition), itoa(o.Offset)})
+			}
+			return printTable(cmd.OutOrStdout(), []string{"TOPIC", "PARTITION", "NEW-OFFSET"}, rows)
+		},
+	}
+	cmd.Flags().BoolVar(&toEarliest, "to-earliest", false, "reset to each partition's log start")
+	cmd.Flags().BoolVar(&toLatest, "to-latest", false, "reset to each partition's high watermark")
+	cmd.Flags().Int64Var(&toOffset, "to-offset", 0, "reset to this offset (clamped to each partition's range)")
+	cmd.Flags().Int64Var(&toTime, "to-timestamp", 0, "reset to the first record at or after this Unix time in ms")
+	cmd.Flags().StringSliceVar(&topics, "topics", nil, "topics to reset")
+	return cmd
+}
+
+func groupsDeleteCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete GROUP",
+		Short: "Delete an empty group's offsets and saved state",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteGroup(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), client.GroupStatus{Status: "deleted", Group: args[0]})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Deleted group %s\n", args[0])
+			return nil
+		},
+	}
+}
