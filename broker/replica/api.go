@@ -1,0 +1,147 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+// Produce appends records to a partition this broker leads, as one batch
+// stamped with the current leader epoch, and returns the offsets of its
+// first and last records.
+//
+// With AcksAll it first refuses with ErrNotEnoughReplicas (nothing written)
+// when the ISR is smaller than min.insync.replicas, then waits until the high
+// watermark covers the batch: ErrTimeout after timeout (the batch is written
+// and may still be committed), NotLeaderError if the leadership ends
+// meanwhile, ErrNotEnoughReplicasAfterAppend if the ISR fell below the
+// minimum. Other acks return right after the local append.
+func (m *Manager) Produce(ctx context.Context, topic string, partition int32, records []storage.Record, acks Acks, timeout time.Duration) (base, last int64, err error) {
+	p, err := m.partition(topic, partition)
+	if err != nil {
+		return 0, 0, err
+	}
+	base, last, epoch, err := p.append(records, acks)
+	if err != nil || acks != AcksAll {
+		return base, last, err
+	}
+	return base, last, p.waitReplicated(ctx, last, epoch, timeout)
+}
+
+// FetchResult is a consumer fetch's answer.
+type FetchResult struct {
+	// Records are below HighWatermark, in offset order.
+	Records        []storage.Record
+	HighWatermark  int64
+	LogStartOffset int64
+	LogEndOffset   int64
+}
+
+// Fetch reads records from offset for a consumer, from the leader only and
+// only below the high watermark. If offset is the high watermark it waits up
+// to wait for the high watermark to move (a long poll woken by the commit,
+// not by polling). maxRecords ≤ 0 means no limit; at least one record is
+// returned if one is available, whatever maxBytes says (storage's rule).
+// An offset below the log start or above the high watermark is an
+// *OffsetOutOfRangeError carrying both.
+func (m *Manager) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes, maxRecords int, wait time.Duration) (FetchResult, error) {
+	p, err := m.partition(topic, partition)
+	if err != nil {
+		return FetchResult{}, err
+	}
+	return p.read(ctx, offset, maxBytes, maxRecords, wait)
+}
+
+func (p *Partition) read(ctx context.Context, offset int64, maxBytes, maxRecords int, wait time.Duration) (FetchResult, error) {
+	p.mu.Lock()
+	if p.closed || p.role != roleLeader {
+		err := p.notLeaderLocked()
+		p.mu.Unlock()
+		return FetchResult{}, err
+	}
+	epoch, hw, lso := p.state.LeaderEpoch, p.hw, p.log.LogStartOffset()
+	p.mu.Unlock()
+	if offset < lso || offset > hw {
+		return FetchResult{}, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: lso, HighWatermark: hw, LogEndOffset: p.log.LogEndOffset()}
+	}
+	if offset == hw && wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		var err error
+		if hw, _, err = p.waitHW(ctx, offset, epoch, t); err != nil {
+			return FetchResult{}, err
+		}
+	}
+	res := FetchResult{HighWatermark: hw}
+	if offset < hw {
+		recs, err := p.log.Read(offset, hw, maxBytes, maxRecords)
+		var oor *storage.OffsetOutOfRangeError
+		if errors.As(err, &oor) {
+			// Retention moved the log start past offset meanwhile.
+			return FetchResult{}, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: oor.LogStartOffset, HighWatermark: hw, LogEndOffset: oor.LogEndOffset}
+		}
+		if err != nil {
+			return FetchResult{}, err
+		}
+		res.Records = recs
+		var n int64
+		for i := range recs {
+			n += int64(len(recs[i].Key) + len(recs[i].Value))
+		}
+		p.stats.bytesOut.Add(n)
+		p.stats.recordsOut.Add(int64(len(recs)))
+	}
+	res.LogStartOffset, res.LogEndOffset = p.log.LogStartOffset(), p.log.LogEndOffset()
+	return res, nil
+}
+
+// PartitionInfo is one hosted replica's state, as describe and the metrics
+// show it. Offsets and sizes are this replica's own; on a follower the high
+// watermark is the leader's as last learnt.
+type PartitionInfo struct {
+	Topic          string
+	Partition      int32
+	IsLeader       bool
+	Leader         int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	Replicas       []int32
+	// ISR is the committed ISR as this replica knows it.
+	ISR               []int32
+	MinInsyncReplicas int
+	HighWatermark     int64
+	LogEndOffset      int64
+	LogStartOffset    int64
+	SizeBytes         int64
+}
+
+// PartitionInfo describes a hosted partition; see Manager.partition for the
+// errors.
+func (m *Manager) PartitionInfo(topic string, partition int32) (PartitionInfo, error) {
+	p, err := m.partition(topic, partition)
+	if err != nil {
+		return PartitionInfo{}, err
+	}
+	return p.info(), nil
+}
+
+func (p *Partition) info() PartitionInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PartitionInfo{
+		Topic: p.topic, Partition: p.id,
+		IsLeader:          p.role == roleLeader,
+		Leader:            p.state.Leader,
+		LeaderEpoch:       p.state.LeaderEpoch,
+		PartitionEpoch:    p.state.PartitionEpoch,
+		Replicas:          append([]int32(nil), p.state.Replicas...),
+		ISR:               append([]int32(nil), p.state.ISR...),
+		MinInsyncReplicas: p.minISR,
+		HighWatermark:     p.hw,
+		LogEndOffset:      p.log.LogEndOffset(),
+		LogStartOffset:    p.log.LogStartOffset(),
+		SizeBytes:         p.log.Size(),
+	}
+}

@@ -1,0 +1,99 @@
+package replica
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// hwCheckpointFile keeps every hosted partition's high watermark across
+// restarts, in Kafka's replication-offset-checkpoint layout: a version line,
+// a count line, then "topic partition offset" per line. Without it a leader
+// that restarts would start at HW = log start and answer consumers'
+// committed offsets with OffsetOutOfRange until its followers fetch again.
+const hwCheckpointFile = "replication-offset-checkpoint"
+
+// hwCheckpointInterval is Kafka's replica.high.watermark.checkpoint.interval.ms.
+const hwCheckpointInterval = 5 * time.Second
+
+func readHWCheckpoint(dataDir string) (map[partitionKey]int64, error) {
+	data, err := os.ReadFile(filepath.Join(dataDir, hwCheckpointFile))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	bad := fmt.Errorf("replica: malformed %s", hwCheckpointFile)
+	if len(lines) < 2 || lines[0] != "0" {
+		return nil, bad
+	}
+	n, err := strconv.Atoi(lines[1])
+	if err != nil || n != len(lines)-2 {
+		return nil, bad
+	}
+	out := make(map[partitionKey]int64, n)
+	for _, l := range lines[2:] {
+		// Topic names have no spaces (Kafka's name rule).
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			return nil, bad
+		}
+		p, err1 := strconv.ParseInt(f[1], 10, 32)
+		hw, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, bad
+		}
+		out[partitionKey{f[0], int32(p)}] = hw
+	}
+	return out, nil
+}
+
+// writeHWCheckpoint replaces the checkpoint atomically (write, fsync,
+// rename).
+func writeHWCheckpoint(dataDir string, hws map[partitionKey]int64) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "0\n%d\n", len(hws))
+	for k, hw := range hws {
+		fmt.Fprintf(&b, "%s %d %d\n", k.topic, k.partition, hw)
+	}
+	path := filepath.Join(dataDir, hwCheckpointFile)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// checkpointHWs writes the high watermarks of every hosted partition.
+func (m *Manager) checkpointHWs() {
+	hws := map[partitionKey]int64{}
+	for _, p := range m.hosted() {
+		hws[partitionKey{p.topic, p.id}] = p.HighWatermark()
+	}
+	if err := writeHWCheckpoint(m.cfg.DataDir, hws); err != nil {
+		m.logger.Warn("Cannot checkpoint high watermarks", "error", err)
+	}
+}

@@ -1,0 +1,34 @@
+package replica
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+// LogConfigFromTopic turns a topic's config overrides (string values as in
+// the API; already validated by the controller) into storage settings,
+// starting from Kafka's defaults. Keys that are not storage settings
+// (min.insync.replicas, unclean.leader.election.enable, cleanup.policy) and
+// unparsable values are ignored.
+func LogConfigFromTopic(overrides map[string]string) storage.Config {
+	c := storage.DefaultConfig()
+	num := func(key string, set func(int64)) {
+		if v, ok := overrides[key]; ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				set(n)
+			}
+		}
+	}
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	num("segment.bytes", func(n int64) { c.SegmentBytes = n })
+	num("segment.ms", func(n int64) { c.SegmentMs = ms(n) })
+	num("index.interval.bytes", func(n int64) { c.IndexIntervalBytes = int(n) })
+	num("retention.ms", func(n int64) { c.RetentionMs = ms(n) })
+	num("retention.bytes", func(n int64) { c.RetentionBytes = n })
+	num("flush.messages", func(n int64) { c.FlushMessages = n })
+	num("flush.ms", func(n int64) { c.FlushMs = ms(n) })
+	num("max.message.bytes", func(n int64) { c.MaxBatchBytes = int(n) })
+	return c
+}

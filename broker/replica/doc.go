@@ -1,0 +1,55 @@
+// Package replica holds the partition replicas of one broker: their local
+// logs, the leader and follower roles, the high watermark, the in-sync
+// replica set (ISR), follower fetching and acks=all.
+//
+// # Roles
+//
+// The cluster metadata (a raft state machine in broker/cluster) names, for
+// every partition, its replicas, its leader, the leader epoch and the
+// committed ISR. The Manager follows it: it opens DATA/<topic>-<partition>
+// for each partition assigned here, makes the replica leader or follower of
+// the named broker in the named epoch, applies topic config changes to the
+// log, and deletes replicas no longer assigned (only once the metadata is
+// caught up, so a restarting broker never deletes on a partial view).
+//
+// # Leader
+//
+// Produce appends one batch stamped with the leader epoch. The leader learns
+// each follower's log end offset from its fetch offset and keeps the high
+// watermark (HW) at the smallest log end offset over the ISR; it never moves
+// back. Consumers read from the leader only and only below the HW, so they
+// never see a record that a leader change could take back.
+//
+// A follower that has not been caught up with the leader's log end for
+// replica.lag.time.max.ms is proposed for removal from the ISR; one whose
+// log reaches the HW (and the start of the leader's epoch) is proposed for
+// addition. Proposals go to the controller (AlterISR, fenced by leader epoch
+// and partition epoch) and only a committed ISR is trusted: until a removal
+// commits, the removed member still holds the HW back; an added member
+// counts at once (Kafka's "maximal ISR").
+//
+// acks=all is refused up front (nothing written) when the ISR is smaller
+// than min.insync.replicas; otherwise the producer waits until the HW covers
+// its batch. Every wait in this package — acks=all, a consumer's long poll,
+// a follower's long poll on the leader — blocks on a channel closed when the
+// HW or the log end moves (waiters.go), never on a sleep or a polling
+// interval: a follower's fetch that advances the HW wakes the producer.
+//
+// # Follower
+//
+// A follower runs one fetcher goroutine per partition (fetcher.go explains
+// why not per leader). Before fetching from a leader in a new epoch it asks
+// the leader where its own latest epoch ends in the leader's log (Kafka's
+// OffsetsForLeaderEpoch) and truncates there, so a deposed leader's
+// unreplicated tail is discarded. It then long-polls the leader's
+// /internal/replica/fetch for raw batches from its log end offset, appends
+// them verbatim (offsets, epochs and CRCs as the leader wrote them, so
+// replicas are byte-identical) and takes the leader's HW. A follower whose
+// log ends below the leader's log start offset restarts its log there.
+// Both sides reject requests that carry another leader epoch than theirs.
+//
+// # Durability
+//
+// fsync follows the topic's flush settings in broker/storage; as in Kafka,
+// acks=all with min.insync.replicas ≥ 2 is the durability guarantee.
+package replica

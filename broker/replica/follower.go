@@ -1,0 +1,130 @@
+package replica
+
+import (
+	"fmt"
+)
+
+// becomeFollower makes this replica follow st.Leader in st.LeaderEpoch (or
+// just sit, with no fetcher, while the partition has no leader). Waiters on
+// the old leadership are woken and fail with NotLeader; the fetcher starts by
+// truncating the log to where it agrees with the new leader.
+func (p *Partition) becomeFollower(st PartitionState) {
+	p.roleMu.Lock()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.roleMu.Unlock()
+		return
+	}
+	old := p.fetcher
+	p.fetcher = nil
+	wasLeader := p.role == roleLeader
+	p.role = roleFollower
+	if st.Leader == NoLeader {
+		p.role = roleNone
+	}
+	p.state = clonePartitionState(st)
+	p.minISR = st.minInsyncReplicas()
+	p.pending = nil
+	p.followers = nil
+	p.hwMoved.notify()
+	p.dataAppended.notify()
+	if p.role == roleFollower {
+		p.fetcher = p.env.startFetcher(p, st.Leader, st.LeaderEpoch)
+	}
+	p.mu.Unlock()
+	p.roleMu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	p.env.logger.Info("Became follower", "topic", p.topic, "partition", p.id,
+		"leader", st.Leader, "epoch", st.LeaderEpoch, "was_leader", wasLeader)
+}
+
+// isFollowing reports whether the replica still follows leader in epoch; a
+// fetcher checks it (under roleMu) before every write so a fetcher of an
+// ended leadership never touches the log.
+func (p *Partition) isFollowingLocked(leader, epoch int32) bool {
+	return !p.closed && p.role == roleFollower && p.state.Leader == leader && p.state.LeaderEpoch == epoch
+}
+
+// appendAsFollower appends raw batches fetched from leader in epoch, takes
+// the leader's high watermark (capped at what this replica has) and moves
+// the log start up to the leader's, so records the leader has deleted
+// (retention) disappear here too.
+func (p *Partition) appendAsFollower(leader, epoch int32, batches []byte, leaderHW, leaderLogStart int64) error {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	p.mu.Lock()
+	ok := p.isFollowingLocked(leader, epoch)
+	p.mu.Unlock()
+	if !ok {
+		return errStaleFetcher
+	}
+	if len(batches) > 0 {
+		if _, err := p.log.AppendRaw(batches); err != nil {
+			return err
+		}
+	}
+	if start := min(leaderLogStart, p.log.LogEndOffset()); start > p.log.LogStartOffset() {
+		if err := p.log.DeleteRecordsBefore(start); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if hw := min(leaderHW, p.log.LogEndOffset()); hw > p.hw {
+		p.hw = hw
+		p.hwMoved.notify()
+	}
+	return nil
+}
+
+// truncateTo cuts the follower's log back to offset (a no-op at or past the
+// log end). The high watermark is capped at the new end: only a deposed
+// leader's unreplicated tail is ever cut, and that was above every HW.
+func (p *Partition) truncateTo(leader, epoch int32, offset int64) error {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	p.mu.Lock()
+	ok := p.isFollowingLocked(leader, epoch)
+	p.mu.Unlock()
+	if !ok {
+		return errStaleFetcher
+	}
+	leo := p.log.LogEndOffset()
+	if offset >= leo {
+		return nil
+	}
+	if err := p.log.Truncate(offset); err != nil {
+		return fmt.Errorf("truncate %s-%d to %d: %w", p.topic, p.id, offset, err)
+	}
+	p.env.logger.Info("Truncated follower log", "topic", p.topic, "partition", p.id,
+		"from", leo, "to", offset, "leader", leader, "epoch", epoch)
+	p.mu.Lock()
+	p.hw = min(p.hw, offset)
+	p.mu.Unlock()
+	return nil
+}
+
+// restartAt empties the follower's log and restarts it at the leader's log
+// start offset, for a follower whose whole log is below it.
+func (p *Partition) restartAt(leader, epoch int32, offset int64) error {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	p.mu.Lock()
+	ok := p.isFollowingLocked(leader, epoch)
+	p.mu.Unlock()
+	if !ok {
+		return errStaleFetcher
+	}
+	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+		return fmt.Errorf("restart %s-%d at %d: %w", p.topic, p.id, offset, err)
+	}
+	p.env.logger.Info("Restarted follower log at leader's log start", "topic", p.topic,
+		"partition", p.id, "offset", offset, "leader", leader, "epoch", epoch)
+	p.mu.Lock()
+	p.hw = offset
+	p.mu.Unlock()
+	return nil
+}

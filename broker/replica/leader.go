@@ -1,0 +1,246 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+// Acks is how much replication a produce waits for.
+type Acks int
+
+const (
+	// AcksLeader (acks=1) returns once the leader has appended the batch.
+	AcksLeader Acks = 1
+	// AcksAll (acks=all, -1) returns once the high watermark covers the
+	// batch, that is once every ISR member has it.
+	AcksAll Acks = -1
+	// AcksNone (acks=0) is treated as AcksLeader: the HTTP API always answers.
+	AcksNone Acks = 0
+)
+
+// becomeLeader makes this replica the leader for st.LeaderEpoch: the
+// follower fetcher stops, appends from now on carry the new epoch, and the
+// follower progress starts afresh (every follower must fetch again before it
+// counts towards the high watermark).
+func (p *Partition) becomeLeader(st PartitionState) {
+	p.roleMu.Lock()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.roleMu.Unlock()
+		return
+	}
+	f := p.fetcher
+	p.fetcher = nil
+	p.role = roleLeader
+	p.state = clonePartitionState(st)
+	p.minISR = st.minInsyncReplicas()
+	p.pending = nil
+	p.epochStartOffset = p.log.LogEndOffset()
+	now := p.env.now()
+	p.followers = make(map[int32]*followerProgress, len(st.Replicas))
+	for _, r := range st.Replicas {
+		if r != p.env.brokerID {
+			// Give every ISR member a full lag period to show up before it
+			// can be shrunk away.
+			p.followers[r] = &followerProgress{leo: -1, lastCaughtUp: now}
+		}
+	}
+	p.maybeAdvanceHWLocked()
+	p.hwMoved.notify()
+	p.dataAppended.notify()
+	p.mu.Unlock()
+	p.roleMu.Unlock()
+	if f != nil {
+		f.stop()
+	}
+	p.env.logger.Info("Became leader", "topic", p.topic, "partition", p.id,
+		"epoch", st.LeaderEpoch, "isr", st.ISR, "log_end_offset", p.epochStartOffset)
+}
+
+// append writes one batch as leader and returns its first and last offsets
+// and the leader epoch it was stamped with.
+func (p *Partition) append(records []storage.Record, acks Acks) (base, last int64, epoch int32, err error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+
+	p.mu.Lock()
+	if p.closed || p.role != roleLeader {
+		err := p.notLeaderLocked()
+		p.mu.Unlock()
+		return 0, 0, 0, err
+	}
+	epoch = p.state.LeaderEpoch
+	if acks == AcksAll && len(p.state.ISR) < p.minISR {
+		p.mu.Unlock()
+		return 0, 0, epoch, ErrNotEnoughReplicas
+	}
+	p.mu.Unlock()
+
+	// roleMu (read) keeps the role and epoch fixed while storage appends.
+	base, last, err = p.log.Append(records, epoch)
+	if err != nil {
+		return 0, 0, epoch, err
+	}
+	var n int64
+	for i := range records {
+		n += int64(len(records[i].Key) + len(records[i].Value))
+	}
+	p.stats.bytesIn.Add(n)
+	p.stats.recordsIn.Add(int64(len(records)))
+
+	p.mu.Lock()
+	p.dataAppended.notify()
+	p.maybeAdvanceHWLocked()
+	p.mu.Unlock()
+	return base, last, epoch, nil
+}
+
+// waitReplicated waits for acks=all: until the high watermark passes last
+// while this replica still leads with epoch.
+func (p *Partition) waitReplicated(ctx context.Context, last int64, epoch int32, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	_, ok, err := p.waitHW(ctx, last, epoch, t)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrTimeout
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.state.ISR) < p.minISR {
+		// The ISR shrank below the minimum while we waited: the batch is
+		// on fewer replicas than asked for (Kafka's
+		// NOT_ENOUGH_REPLICAS_AFTER_APPEND).
+		return ErrNotEnoughReplicasAfterAppend
+	}
+	return nil
+}
+
+// followerFetchResult is what the leader sends back to a follower.
+type followerFetchResult struct {
+	Batches        []byte
+	HighWatermark  int64
+	LogStartOffset int64
+	LogEndOffset   int64
+	LeaderEpoch    int32
+}
+
+// serveFollower handles a follower's fetch on the leader: it records the
+// follower's progress (its fetch offset is its log end offset), which may
+// advance the high watermark and expand the ISR, then long-polls up to wait
+// for data past fetchOffset and returns raw batches.
+func (p *Partition) serveFollower(ctx context.Context, replicaID, epoch int32, fetchOffset int64, maxBytes int, wait time.Duration) (followerFetchResult, error) {
+	p.mu.Lock()
+	if err := p.checkLeaderEpochLocked(epoch); err != nil {
+		p.mu.Unlock()
+		return followerFetchResult{}, err
+	}
+	fp, ok := p.followers[replicaID]
+	if !ok {
+		p.mu.Unlock()
+		return followerFetchResult{}, ErrNotReplica
+	}
+	lso, leo := p.log.LogStartOffset(), p.log.LogEndOffset()
+	if fetchOffset < lso || fetchOffset > leo {
+		hw := p.hw
+		p.mu.Unlock()
+		return followerFetchResult{}, &OffsetOutOfRangeError{Offset: fetchOffset, LogStartOffset: lso, HighWatermark: hw, LogEndOffset: leo}
+	}
+	p.updateFollowerLocked(replicaID, fp, fetchOffset, leo)
+	p.mu.Unlock()
+
+	if fetchOffset == leo && wait > 0 {
+		if err := p.waitData(ctx, fetchOffset, epoch, wait); err != nil {
+			return followerFetchResult{}, err
+		}
+	}
+
+	batches, err := p.log.ReadRaw(fetchOffset, -1, maxBytes)
+	var oor *storage.OffsetOutOfRangeError
+	if errors.As(err, &oor) {
+		// Retention moved the log start past fetchOffset meanwhile.
+		return followerFetchResult{}, &OffsetOutOfRangeError{Offset: fetchOffset, LogStartOffset: oor.LogStartOffset, HighWatermark: p.HighWatermark(), LogEndOffset: oor.LogEndOffset}
+	}
+	if err != nil {
+		return followerFetchResult{}, err
+	}
+	p.stats.replicaBytesOut.Add(int64(len(batches)))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return followerFetchResult{
+		Batches:        batches,
+		HighWatermark:  p.hw,
+		LogStartOffset: p.log.LogStartOffset(),
+		LogEndOffset:   p.log.LogEndOffset(),
+		LeaderEpoch:    epoch,
+	}, nil
+}
+
+// checkLeaderEpochLocked validates a follower's view of the leadership.
+func (p *Partition) checkLeaderEpochLocked(epoch int32) error {
+	switch {
+	case p.closed || p.role != roleLeader:
+		return p.notLeaderLocked()
+	case epoch < p.state.LeaderEpoch:
+		return ErrFencedLeaderEpoch
+	case epoch > p.state.LeaderEpoch:
+		return ErrUnknownLeaderEpoch
+	}
+	return nil
+}
+
+// waitData blocks until the log end offset passes offset, wait passes, ctx
+// ends or the leadership of epoch ends.
+func (p *Partition) waitData(ctx context.Context, offset int64, epoch int32, wait time.Duration) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		p.mu.Lock()
+		if err := p.checkLeaderEpochLocked(epoch); err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		if p.log.LogEndOffset() > offset {
+			p.mu.Unlock()
+			return nil
+		}
+		ch := p.dataAppended.wait()
+		p.mu.Unlock()
+		ok, err := waitFor(ctx, ch, t)
+		if err != nil || !ok {
+			return err
+		}
+	}
+}
+
+// endOffsetForEpoch answers a follower's OffsetsForLeaderEpoch: the largest
+// epoch not above requested that this leader's log knows, and where it ends
+// (the start of the next epoch, or the log end offset for the latest).
+func (p *Partition) endOffsetForEpoch(leaderEpoch, requested int32) (epoch int32, end int64, err error) {
+	// The write lock holds appends off, so the latest epoch and the log
+	// end offset below belong together.
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	p.mu.Lock()
+	err = p.checkLeaderEpochLocked(leaderEpoch)
+	p.mu.Unlock()
+	if err != nil {
+		return -1, -1, err
+	}
+	if latest := p.log.LatestEpoch(); latest >= 0 && requested > latest && requested <= leaderEpoch {
+		// This leader has not written in its own epoch yet, so its log
+		// knows no epoch as new as the requested one (storage records an
+		// epoch with its first batch, Kafka at election). Everything the
+		// leader has belongs to epochs up to latest, which therefore ends
+		// at the log end.
+		return latest, p.log.LogEndOffset(), nil
+	}
+	epoch, end = p.log.EndOffsetForEpoch(requested)
+	return epoch, end, nil
+}

@@ -1,0 +1,215 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestReplicasAreByteIdenticalAfterAConcurrentRun(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", map[string]string{"segment.bytes": "4096"})
+	waitLeader(t, bs[0], "orders")
+
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acks := AcksLeader
+			if w%2 == 0 {
+				acks = AcksAll
+			}
+			for i := range 50 {
+				recs := recordsOf(fmt.Sprintf("w%d-%d", w, i), 1+i%3)
+				if _, _, err := bs[0].manager().Produce(context.Background(), "orders", 0, recs, acks, 5*time.Second); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	// A consumer follows along and must never read past the HW.
+	stop := make(chan struct{})
+	consumed := make(chan int64, 1)
+	go func() {
+		var next int64
+		defer func() { consumed <- next }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			res, err := bs[0].manager().Fetch(context.Background(), "orders", 0, next, 4096, 0, 50*time.Millisecond)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, r := range res.Records {
+				if r.Offset != next || r.Offset >= res.HighWatermark {
+					t.Errorf("consumer got offset %d, expected %d below HW %d", r.Offset, next, res.HighWatermark)
+					return
+				}
+				next++
+			}
+		}
+	}()
+	wg.Wait()
+
+	leo := info(t, bs[0], "orders").LogEndOffset
+	eventually(t, 5*time.Second, "every replica at the leader's end", func() bool {
+		for _, b := range bs {
+			if i := info(t, b, "orders"); i.LogEndOffset != leo || i.HighWatermark != leo {
+				return false
+			}
+		}
+		return true
+	})
+	eventually(t, 5*time.Second, "the consumer to reach the end", func() bool {
+		res, err := bs[0].manager().Fetch(context.Background(), "orders", 0, leo, 1, 0, 0)
+		return err == nil && res.HighWatermark == leo
+	})
+	close(stop)
+	if n := <-consumed; n > leo {
+		t.Errorf("consumer read %d records of %d", n, leo)
+	}
+	want := segmentBytes(t, bs[0], "orders")
+	if len(want) == 0 {
+		t.Fatal("leader has no bytes on disk")
+	}
+	for _, b := range bs[1:] {
+		if got := segmentBytes(t, b, "orders"); !bytes.Equal(got, want) {
+			t.Errorf("broker %d segment bytes differ from the leader's (%d vs %d bytes)", b.id, len(got), len(want))
+		}
+	}
+	files := func(b *testBroker) []string {
+		names, _ := filepath.Glob(filepath.Join(b.dir, partitionDir("orders", 0), "*.log"))
+		for i := range names {
+			names[i] = filepath.Base(names[i])
+		}
+		return names
+	}
+	if l, f := files(bs[0]), files(bs[1]); len(l) < 2 || fmt.Sprint(l) != fmt.Sprint(f) {
+		t.Errorf("segments: leader %v, follower %v (want the same, several)", l, f)
+	}
+}
+
+// internalGet calls the internal API of b directly.
+func internalGet(t *testing.T, b *testBroker, path string, q url.Values) (int, errorBody) {
+	t.Helper()
+	resp, err := http.Get(b.srv.URL + path + "?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body errorBody
+	if resp.StatusCode != http.StatusOK {
+		json.NewDecoder(resp.Body).Decode(&body)
+	}
+	return resp.StatusCode, body
+}
+
+func TestInternalAPIRejectsStaleAndFutureEpochs(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", nil)
+	waitLeader(t, bs[0], "orders")
+	c.update("orders", 0, func(s *PartitionState) { s.Leader = 1 }) // epoch 2
+	waitLeader(t, bs[1], "orders")
+
+	q := func(epoch string) url.Values {
+		return url.Values{"topic": {"orders"}, "partition": {"0"}, "replica_id": {"2"},
+			"leader_epoch": {epoch}, "fetch_offset": {"0"}, "max_bytes": {"1024"}, "wait_ms": {"0"}, "epoch": {"1"}}
+	}
+	for _, tc := range []struct {
+		broker  int
+		path    string
+		epoch   string
+		status  int
+		code    string
+		fetched bool
+	}{
+		{1, pathFetch, "1", http.StatusPreconditionFailed, "FENCED_LEADER_EPOCH", false},
+		{1, pathFetch, "3", http.StatusConflict, "UNKNOWN_LEADER_EPOCH", false},
+		{1, pathEpochEnd, "1", http.StatusPreconditionFailed, "FENCED_LEADER_EPOCH", false},
+		{0, pathFetch, "2", http.StatusMisdirectedRequest, "NOT_LEADER", false},
+		{1, pathFetch, "2", http.StatusOK, "", true},
+		{1, pathEpochEnd, "2", http.StatusOK, "", true},
+	} {
+		status, body := internalGet(t, bs[tc.broker], tc.path, q(tc.epoch))
+		if status != tc.status || body.Code != tc.code {
+			t.Errorf("%s on broker %d with epoch %s: %d %q, want %d %q", tc.path, tc.broker, tc.epoch, status, body.Code, tc.status, tc.code)
+		}
+		if tc.code == "NOT_LEADER" && (body.Leader == nil || *body.Leader != 1) {
+			t.Errorf("NOT_LEADER without the leader: %+v", body)
+		}
+	}
+	bad := q("2")
+	bad.Set("fetch_offset", "x")
+	if status, body := internalGet(t, bs[1], pathFetch, bad); status != http.StatusBadRequest || body.Code != "INVALID_ARGUMENT" {
+		t.Errorf("malformed fetch: %d %q", status, body.Code)
+	}
+	notReplica := q("2")
+	notReplica.Set("replica_id", "7")
+	if status, body := internalGet(t, bs[1], pathFetch, notReplica); status != http.StatusForbidden || body.Code != "NOT_REPLICA" {
+		t.Errorf("fetch by a non-replica: %d %q", status, body.Code)
+	}
+}
+
+func TestRestartReopensAndUnassignedPartitionsAreDeleted(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", nil)
+	c.set(PartitionState{Topic: "solo", Partition: 0, Replicas: []int32{0}, Leader: 0, LeaderEpoch: 1, ISR: []int32{0}, PartitionEpoch: 1})
+	waitLeader(t, bs[0], "orders")
+	waitLeader(t, bs[0], "solo")
+	produce(t, bs[0], "orders", recordsOf("a", 7), AcksAll)
+	produce(t, bs[0], "solo", recordsOf("s", 3), AcksAll)
+
+	// A restart with the metadata not yet caught up serves nothing but
+	// keeps everything.
+	bs[0].stop(t)
+	c.mu.Lock()
+	c.caughtUp = false
+	saved := c.parts
+	c.parts = map[partitionKey]PartitionState{}
+	c.mu.Unlock()
+	bs[0].start(t)
+	i := info(t, bs[0], "orders")
+	if i.IsLeader || i.LogEndOffset != 7 {
+		t.Errorf("reopened replica before metadata: %+v", i)
+	}
+	c.mu.Lock()
+	c.caughtUp, c.parts = true, saved
+	c.notifyLocked()
+	c.mu.Unlock()
+	waitLeader(t, bs[0], "orders")
+	res, err := bs[0].manager().Fetch(context.Background(), "solo", 0, 0, 1<<20, 0, 0)
+	if err != nil || len(res.Records) != 3 {
+		t.Fatalf("solo after restart: %d records, %v", len(res.Records), err)
+	}
+
+	// Moving orders off broker 2 and deleting solo removes their data.
+	c.update("orders", 0, func(s *PartitionState) { s.Replicas = []int32{0, 1}; s.ISR = []int32{0, 1} })
+	c.remove("solo", 0)
+	gone := func(b *testBroker, topic string) bool {
+		_, err := os.Stat(filepath.Join(b.dir, partitionDir(topic, 0)))
+		return os.IsNotExist(err)
+	}
+	eventually(t, 5*time.Second, "unassigned partitions deleted", func() bool {
+		return gone(bs[2], "orders") && gone(bs[0], "solo")
+	})
+	if gone(bs[1], "orders") || gone(bs[0], "orders") {
+		t.Error("a still-assigned replica was deleted")
+	}
+}

@@ -1,0 +1,237 @@
+package replica
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+// role is what this broker does for one partition.
+type role int
+
+const (
+	// roleNone: hosted on disk but no assignment seen yet (just reopened
+	// after a restart), or the partition has no leader.
+	roleNone role = iota
+	roleLeader
+	roleFollower
+)
+
+func (r role) String() string {
+	switch r {
+	case roleLeader:
+		return "leader"
+	case roleFollower:
+		return "follower"
+	}
+	return "none"
+}
+
+// Partition is one local replica: its log and, depending on its role, the
+// leader's view of the followers or the follower's fetcher.
+//
+// Locking: roleMu orders writes to the log against role changes. Produce and
+// the follower's appends and truncations hold it for reading (storage
+// serialises appends itself); becoming leader or follower holds it for
+// writing, so no batch is stamped with an epoch that has already ended and no
+// truncation runs under a leader's append. mu guards the replication state
+// below it and is held only briefly, never across network I/O; the order is
+// roleMu, then mu, then the log's own lock.
+type Partition struct {
+	topic string
+	id    int32
+	dir   string
+	log   *storage.Log
+	env   *partitionEnv
+
+	roleMu sync.RWMutex
+
+	mu     sync.Mutex
+	role   role
+	closed bool
+	// state is the last partition state applied from the metadata (or from
+	// a committed AlterISR), including the committed ISR.
+	state  PartitionState
+	minISR int
+	// hw is the high watermark: every offset below it is on every ISR
+	// member. It never moves back while this broker hosts the replica.
+	hw int64
+	// leader only: where this leadership's epoch starts, each follower's
+	// progress and the ISR change in flight.
+	epochStartOffset int64
+	followers        map[int32]*followerProgress
+	pending          *isrProposal
+	nextProposal     time.Time
+	// fetcher is the follower's goroutine pulling from the leader.
+	fetcher *fetcher
+	// hwMoved wakes consumers' long polls and acks=all producers;
+	// dataAppended wakes followers' long polls on the leader.
+	hwMoved      broadcast
+	dataAppended broadcast
+
+	stats partitionCounters
+}
+
+// partitionEnv is what a partition needs from its manager.
+type partitionEnv struct {
+	brokerID int32
+	lagMax   time.Duration
+	now      func() time.Time
+	logger   *slog.Logger
+	// proposeISR sends an AlterISR to the controller, asynchronously.
+	proposeISR func(p *Partition, prop *isrProposal)
+	// startFetcher launches the follower's fetch loop for p.
+	startFetcher func(p *Partition, leader, epoch int32) *fetcher
+}
+
+// partitionCounters are monotonically increasing, read by Stats.
+type partitionCounters struct {
+	bytesIn, recordsIn   atomic.Int64
+	bytesOut, recordsOut atomic.Int64
+	replicaBytesOut      atomic.Int64
+	isrShrinks           atomic.Int64
+	isrExpands           atomic.Int64
+}
+
+func newPartition(topic string, id int32, dir string, log *storage.Log, env *partitionEnv) *Partition {
+	return &Partition{
+		topic: topic, id: id, dir: dir, log: log, env: env,
+		state:  PartitionState{Topic: topic, Partition: id, Leader: NoLeader, LeaderEpoch: -1, PartitionEpoch: -1},
+		minISR: 1,
+		hw:     log.LogStartOffset(),
+	}
+}
+
+// Topic returns the partition's topic.
+func (p *Partition) Topic() string { return p.topic }
+
+// ID returns the partition number.
+func (p *Partition) ID() int32 { return p.id }
+
+// applyState moves the replica to the role the metadata gives it. It is
+// called by the manager's single metadata goroutine, so calls never overlap.
+func (p *Partition) applyState(st PartitionState) {
+	self := p.env.brokerID
+	p.mu.Lock()
+	cur := p.state
+	curRole := p.role
+	p.mu.Unlock()
+
+	switch {
+	case st.Leader == self:
+		if curRole != roleLeader || st.LeaderEpoch > cur.LeaderEpoch {
+			p.becomeLeader(st)
+			return
+		}
+	case st.Leader == NoLeader:
+		if curRole != roleNone || st.LeaderEpoch > cur.LeaderEpoch {
+			p.becomeFollower(st) // no fetcher without a leader
+			return
+		}
+	default:
+		if curRole != roleFollower || st.LeaderEpoch > cur.LeaderEpoch || st.Leader != cur.Leader {
+			p.becomeFollower(st)
+			return
+		}
+	}
+	p.updateState(st)
+}
+
+// updateState takes a newer ISR or config within the same leadership.
+func (p *Partition) updateState(st PartitionState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.LeaderEpoch < p.state.LeaderEpoch {
+		return
+	}
+	if st.PartitionEpoch > p.state.PartitionEpoch {
+		// A newer partition epoch supersedes whatever we proposed: the
+		// controller either committed it (and this is it) or rejected it.
+		p.pending = nil
+		p.state.Replicas = slices.Clone(st.Replicas)
+		if p.role == roleLeader {
+			// A reassignment added replicas: track them from now on.
+			for _, r := range st.Replicas {
+				if _, ok := p.followers[r]; !ok && r != p.env.brokerID {
+					p.followers[r] = &followerProgress{leo: -1, lastCaughtUp: p.env.now()}
+				}
+			}
+		}
+		p.setISRLocked(st.ISR, st.PartitionEpoch)
+	}
+	p.state.Config = st.Config
+	p.minISR = st.minInsyncReplicas()
+}
+
+func clonePartitionState(st PartitionState) PartitionState {
+	st.Replicas = slices.Clone(st.Replicas)
+	st.ISR = slices.Clone(st.ISR)
+	return st
+}
+
+// close stops the fetcher and wakes every waiter; the log is closed by the
+// manager afterwards.
+func (p *Partition) close() {
+	p.roleMu.Lock()
+	p.mu.Lock()
+	p.closed = true
+	p.role = roleNone
+	f := p.fetcher
+	p.fetcher = nil
+	p.hwMoved.notify()
+	p.dataAppended.notify()
+	p.mu.Unlock()
+	p.roleMu.Unlock()
+	if f != nil {
+		f.stop()
+	}
+}
+
+// notLeaderLocked builds the error for a request that needs the leader.
+func (p *Partition) notLeaderLocked() error {
+	return &NotLeaderError{Topic: p.topic, Partition: p.id, Leader: p.state.Leader, Epoch: p.state.LeaderEpoch}
+}
+
+// leadership reports whether this replica leads and in which epoch.
+func (p *Partition) leadership() (leader bool, epoch int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.role == roleLeader, p.state.LeaderEpoch
+}
+
+// HighWatermark returns the replica's high watermark.
+func (p *Partition) HighWatermark() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hw
+}
+
+// waitHW blocks until the high watermark is above offset, the deadline
+// passes, ctx ends, or the partition stops being led with epoch (epoch < 0
+// skips that check). It returns the high watermark it saw last.
+func (p *Partition) waitHW(ctx context.Context, offset int64, epoch int32, deadline *time.Timer) (hw int64, woken bool, err error) {
+	for {
+		p.mu.Lock()
+		hw = p.hw
+		if hw > offset {
+			p.mu.Unlock()
+			return hw, true, nil
+		}
+		if p.closed || p.role != roleLeader || (epoch >= 0 && p.state.LeaderEpoch != epoch) {
+			err := p.notLeaderLocked()
+			p.mu.Unlock()
+			return hw, false, err
+		}
+		ch := p.hwMoved.wait()
+		p.mu.Unlock()
+		ok, err := waitFor(ctx, ch, deadline)
+		if err != nil || !ok {
+			return hw, false, err
+		}
+	}
+}
