@@ -114,6 +114,9 @@ func (l *Log) appendBatches(data []byte, hdrs []BatchHeader, cfg Config, now tim
 			}
 		}
 		s := l.active()
+		if s.size.Load() == 0 {
+			s.rollBase = now.UnixMilli()
+		}
 		end, n := start, 0
 		for end < len(hdrs) {
 			h := hdrs[end]
@@ -134,8 +137,11 @@ func (l *Log) appendBatches(data []byte, hdrs []BatchHeader, cfg Config, now tim
 }
 
 // shouldRoll reports whether h must start a new segment: the active one is
-// full (segment.bytes), old enough (segment.ms, measured from its first
-// batch's timestamp, as Kafka does) or cannot index h's offsets.
+// full (segment.bytes), old enough (segment.ms) or cannot index h's
+// offsets. Age counts from the wall-clock time of the segment's first
+// append, or for a segment found on disk at Open from its first batch's
+// timestamp. (Kafka counts from record timestamps alone, which makes a
+// topic fed with old timestamps roll on every batch.)
 func (l *Log) shouldRoll(h BatchHeader, cfg Config, now time.Time) bool {
 	s := l.active()
 	size := s.size.Load()
@@ -143,7 +149,7 @@ func (l *Log) shouldRoll(h BatchHeader, cfg Config, now time.Time) bool {
 		return false
 	}
 	return size+int64(h.Size()) > cfg.SegmentBytes ||
-		(cfg.SegmentMs > 0 && now.UnixMilli()-s.firstTs >= cfg.SegmentMs.Milliseconds()) ||
+		(cfg.SegmentMs > 0 && now.UnixMilli()-s.rollBase >= cfg.SegmentMs.Milliseconds()) ||
 		!s.fits(h.NextOffset())
 }
 

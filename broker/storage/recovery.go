@@ -38,6 +38,9 @@ func (s *segment) recover(interval int, visit func(BatchHeader)) (cut bool, err 
 			break
 		}
 		s.indexBatch(pos, h, interval)
+		if pos == 0 {
+			s.rollBase = h.MaxTimestamp
+		}
 		if visit != nil {
 			visit(h)
 		}
@@ -128,8 +131,8 @@ func (s *segment) loadIndexes(interval int, verify bool) error {
 	}
 	s.size.Store(size)
 	s.next.Store(expect)
-	if b, err := s.readHeader(0); err == nil {
-		s.firstTs = b.MaxTimestamp
+	if h, err := s.readHeader(0); err == nil {
+		s.rollBase = h.MaxTimestamp
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ type segment struct {
 
 	// Writer state.
 	bytesSinceIndex int
-	firstTs         int64 // largest timestamp of the first batch (segment.ms)
+	rollBase        int64 // Unix ms from which segment.ms counts
 	indexDirty      bool  // index files are behind the in-memory indexes
 	unsynced        bool  // log bytes written since the last fsync
 }
@@ -112,9 +112,6 @@ func (s *segment) indexBatch(pos int64, h BatchHeader, interval int) {
 			s.timeIndex.append(maxTs, h.NextOffset())
 		}
 		s.indexDirty = true
-	}
-	if pos == 0 {
-		s.firstTs = h.MaxTimestamp
 	}
 	s.bytesSinceIndex += h.Size()
 	s.maxTs.Store(maxTs)

@@ -15,8 +15,9 @@ const timeEntrySize = 12
 // that every record of the segment below offset X has a timestamp ≤ T, so a
 // search for the first record at or after time t may start at the X of the
 // last entry with T < t. Entries are added at offset-index points when the
-// segment's largest timestamp has grown, and once more when the segment is
-// sealed; T and X both strictly increase.
+// segment's largest timestamp has grown, and once more, (largest timestamp,
+// next offset), when the segment is sealed or closed; T never decreases and
+// X strictly increases.
 type timeIndex struct {
 	base int64
 	mu   sync.RWMutex
@@ -35,7 +36,7 @@ func parseTimeIndex(b []byte, base int64) (*timeIndex, error) {
 	var prevTs, prevOff int64
 	for i := range ti.len() {
 		ts, off := ti.entry(i)
-		if off <= base || (i > 0 && (ts <= prevTs || off <= prevOff)) {
+		if off <= base || (i > 0 && (ts < prevTs || off <= prevOff)) {
 			return nil, fmt.Errorf("%w: time index entry %d (%d, %d) out of order", errIndexCorrupt, i, ts, off)
 		}
 		prevTs, prevOff = ts, off

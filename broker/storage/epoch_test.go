@@ -1,0 +1,97 @@
+package storage
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestEpochCacheEndOffsetFor(t *testing.T) {
+	c := &epochCache{}
+	if e, o := c.endOffsetFor(0, 100); e != -1 || o != -1 {
+		t.Fatalf("empty cache = (%d, %d)", e, o)
+	}
+	for _, e := range []epochEntry{{2, 10}, {4, 30}, {5, 45}} {
+		if !c.assign(e.Epoch, e.StartOffset) {
+			t.Fatalf("assign %+v refused", e)
+		}
+	}
+	if c.assign(5, 60) || c.assign(3, 70) || c.assign(-1, 80) {
+		t.Fatal("assign accepted an epoch that is not newer")
+	}
+	const leo = 90
+	for _, tc := range []struct {
+		epoch     int32
+		wantEpoch int32
+		wantEnd   int64
+	}{
+		{5, 5, leo},  // latest: ends at the log end
+		{4, 4, 45},   // ends where 5 starts
+		{3, 2, 30},   // unknown epoch between: largest ≤ 3 is 2, ends where 4 starts
+		{2, 2, 30},   //
+		{1, 1, 10},   // below every known epoch: itself and the first start
+		{6, -1, -1},  // above the latest
+		{-1, -1, -1}, // undefined
+	} {
+		if e, o := c.endOffsetFor(tc.epoch, leo); e != tc.wantEpoch || o != tc.wantEnd {
+			t.Errorf("endOffsetFor(%d) = (%d, %d), want (%d, %d)", tc.epoch, e, o, tc.wantEpoch, tc.wantEnd)
+		}
+	}
+	if c.latest() != 5 {
+		t.Fatalf("latest = %d", c.latest())
+	}
+}
+
+func TestEpochCacheTruncation(t *testing.T) {
+	c := &epochCache{entries: []epochEntry{{1, 0}, {2, 10}, {4, 30}, {5, 45}}}
+	if !c.truncateFromEnd(31) || !reflect.DeepEqual(c.entries, []epochEntry{{1, 0}, {2, 10}, {4, 30}}) {
+		t.Fatalf("truncateFromEnd(31) = %v", c.entries)
+	}
+	if c.truncateFromEnd(31) {
+		t.Fatal("second truncateFromEnd changed the cache")
+	}
+	if !c.truncateFromStart(12) || !reflect.DeepEqual(c.entries, []epochEntry{{2, 12}, {4, 30}}) {
+		t.Fatalf("truncateFromStart(12) = %v", c.entries)
+	}
+	if !c.truncateFromStart(30) || !reflect.DeepEqual(c.entries, []epochEntry{{4, 30}}) {
+		t.Fatalf("truncateFromStart(30) = %v", c.entries)
+	}
+	if c.truncateFromStart(5) {
+		t.Fatal("truncateFromStart below the first epoch changed the cache")
+	}
+	if !c.truncateFromEnd(30) || c.latest() != -1 {
+		t.Fatalf("truncateFromEnd(30) left %v", c.entries)
+	}
+	c.assign(7, 50)
+	if !c.clear() || c.latest() != -1 {
+		t.Fatal("clear")
+	}
+}
+
+func TestEpochCachePersistence(t *testing.T) {
+	dir := t.TempDir()
+	c := &epochCache{}
+	c.assign(0, 0)
+	c.assign(3, 17)
+	if err := c.persist(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := loadEpochCache(dir)
+	if !ok || !reflect.DeepEqual(got.entries, c.entries) {
+		t.Fatalf("loaded %v %v", got.entries, ok)
+	}
+	for name, content := range map[string]string{
+		"decreasing epochs":  "0\n2\n3 0\n2 5\n",
+		"decreasing offsets": "0\n2\n1 9\n2 5\n",
+		"negative epoch":     "0\n1\n-1 0\n",
+		"garbage":            "zzz",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, leaderEpochFile), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := loadEpochCache(dir); ok || len(c.entries) != 0 {
+			t.Errorf("%s: loaded %v", name, c.entries)
+		}
+	}
+}
