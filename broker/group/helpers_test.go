@@ -152,7 +152,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, journal: &flakyJournal{}, clock: &fakeClock{t: noon}, topics: newFakeTopics()}
 	e.topics.add("orders", 4)
-	e.cfg = Config{Journal: e.journal, Partitions: e.topics, Now: e.clock.Now}
+	e.cfg = Config{Journal: e.journal, Partitions: e.topics, Now: e.clock.Now, RebalanceTimeout: 10 * time.Second}
 	e.c = e.newCoordinator()
 	t.Cleanup(e.c.Close)
 	return e
@@ -278,3 +278,5 @@ func view(c *Coordinator) map[string]groupView {
 	}
 	return out
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

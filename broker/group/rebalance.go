@@ -137,8 +137,18 @@ func (c *Coordinator) completeRebalance(ctx context.Context, g *group) {
 		})
 	}
 	if err := c.write(ctx, g, rec); err != nil {
-		// The barrier stays up; the joins fail so that their clients retry.
+		// The joins fail so that their clients retry. A rebalance that the
+		// journal requires stays under way; one that only those joins
+		// started is undone, since nothing changed.
 		c.failAllJoins(g, err)
+		if !g.rebalancePending {
+			g.epoch++
+			g.stopTimer()
+			g.state = Empty
+			if g.hasProtocolMembers() {
+				g.state = Stable
+			}
+		}
 		return
 	}
 	if len(ids) > 0 {
