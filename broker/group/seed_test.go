@@ -210,7 +210,10 @@ func TestJournalFailureChangesNothing(t *testing.T) {
 		"commit": func() error {
 			return e.c.CommitOffsets(bg, CommitRequest{Group: g, Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Offset: 9}}})
 		},
-		"config": func() error { _, err := e.c.SetConfig(bg, g, GroupConfig{AssignmentStrategy: StrategyRoundRobin}); return err },
+		"config": func() error {
+			_, err := e.c.SetConfig(bg, g, GroupConfig{AssignmentStrategy: StrategyRoundRobin})
+			return err
+		},
 		"new group": func() error { return e.c.Join(bg, "other", "member-a") },
 		"join group": func() error {
 			_, err := e.c.JoinGroup(bg, JoinRequest{Group: g, Topics: []string{"orders"}})
