@@ -151,3 +151,32 @@ func (pl *Planner) moveOne(targets map[TopicPartition][]int, hi, lo int) bool {
 	}
 	return false
 }
+
+// RepairMoves re-plans reassignments stuck on an added replica that
+// cannot catch up because its broker is fenced, draining or gone: that
+// replica is replaced by another eligible broker.
+func (pl *Planner) RepairMoves() []Move {
+	var moves []Move
+	pl.img.eachPartition(func(t *Topic, p *Partition) {
+		var bad []int
+		for _, r := range p.Adding {
+			if b := pl.img.Brokers[r]; b == nil || b.Fenced || b.Draining {
+				bad = append(bad, r)
+			}
+		}
+		if len(bad) == 0 {
+			return
+		}
+		target := p.Target()
+		keep := without(target, bad)
+		for len(keep) < len(target) {
+			id, err := pl.pick(keep, bad)
+			if err != nil {
+				return
+			}
+			keep = append(keep, id)
+		}
+		moves = append(moves, Move{Topic: t.Name, Partition: p.ID, Target: keep})
+	})
+	return moves
+}

@@ -1,0 +1,219 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+)
+
+// controller runs on the raft leader. It tracks broker heartbeats, fences
+// silent brokers, elects leaders, drives drains and reassignments, and
+// moves leadership back to preferred replicas. Its decisions are made on
+// the current image and proposed as commands; Apply re-validates them, so
+// a decision made on a stale image fails rather than corrupts.
+//
+// Heartbeat bookkeeping is guarded by mu; everything else runs on the one
+// goroutine of run, so decisions never interleave.
+type controller struct {
+	n      *Node
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	kick   chan struct{}
+	// ready is set once the image holds every entry of earlier terms.
+	ready atomic.Bool
+
+	mu          sync.Mutex
+	since       time.Time         // when this controller took over
+	seen        map[int]time.Time // last heartbeat per broker
+	wantUnfence map[int]bool
+
+	lastPreferred time.Time
+	warned        map[string]bool
+}
+
+func newController(n *Node) *controller {
+	ctx, cancel := context.WithCancel(n.ctx)
+	c := &controller{n: n, ctx: ctx, cancel: cancel, done: make(chan struct{}), kick: make(chan struct{}, 1),
+		since: time.Now(), seen: map[int]time.Time{}, wantUnfence: map[int]bool{},
+		lastPreferred: time.Now(), warned: map[string]bool{}}
+	go c.run()
+	return c
+}
+
+func (c *controller) stop() {
+	c.cancel()
+	<-c.done
+}
+
+func (c *controller) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *controller) run() {
+	defer close(c.done)
+	// Entries of earlier terms may not be applied yet; decide nothing
+	// before they are.
+	for c.n.raft.Barrier(c.n.cfg.SessionTimeout).Error() != nil {
+		if c.ctx.Err() != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.mu.Lock()
+	// Every broker gets a full session from now: heartbeats went to the
+	// previous controller until a moment ago.
+	c.since = time.Now()
+	c.mu.Unlock()
+	c.ready.Store(true)
+
+	tick := time.NewTicker(c.n.cfg.HeartbeatInterval / 2)
+	defer tick.Stop()
+	for {
+		c.step()
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-tick.C:
+		case <-c.kick:
+		}
+	}
+}
+
+// step runs one round of the controller's duties.
+func (c *controller) step() {
+	img := c.n.Image()
+	if img.ClusterID == "" {
+		c.propose(metadata.Command{Type: metadata.CmdInitCluster,
+			InitCluster: &metadata.InitCluster{ClusterID: uuid.NewString()}})
+	}
+	c.fenceSilent()
+	c.unfenceReturning()
+	c.electLeaderless()
+	c.driveReassignments()
+	c.raiseOffsetsReplication()
+	c.electPreferred()
+}
+
+// heartbeat records a heartbeat from broker id at registration epoch.
+func (c *controller) heartbeat(id int, epoch uint64) (HeartbeatResponse, error) {
+	if !c.ready.Load() {
+		return HeartbeatResponse{}, ErrNotController
+	}
+	b := c.n.Image().Broker(id)
+	if b == nil {
+		return HeartbeatResponse{}, ErrUnknownBroker
+	}
+	if epoch < b.Epoch {
+		return HeartbeatResponse{}, metadata.ErrStaleBrokerEpoch
+	}
+	c.mu.Lock()
+	c.seen[id] = time.Now()
+	unfence := b.Fenced && !b.ShuttingDown
+	if unfence {
+		c.wantUnfence[id] = true
+	}
+	c.mu.Unlock()
+	if unfence {
+		c.wake()
+	}
+	return HeartbeatResponse{Fenced: b.Fenced}, nil
+}
+
+// touch counts a registration as a heartbeat.
+func (c *controller) touch(id int) {
+	c.mu.Lock()
+	c.seen[id] = time.Now()
+	c.mu.Unlock()
+}
+
+func (c *controller) lastSeen(id int) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.seen[id]; t.After(c.since) {
+		return t
+	}
+	return c.since
+}
+
+func (c *controller) fenceSilent() {
+	img := c.n.Image()
+	for _, id := range img.BrokerIDs() {
+		b := img.Broker(id)
+		if b.Fenced || id == c.n.cfg.BrokerID {
+			continue
+		}
+		if silent := time.Since(c.lastSeen(id)); silent > c.n.cfg.SessionTimeout {
+			if c.propose(metadata.Command{Type: metadata.CmdFenceBroker, Broker: &metadata.BrokerRef{ID: id}}) {
+				c.n.log.Warn("Fenced broker after missed heartbeats", "fenced", id, "silent", silent.Round(time.Millisecond))
+			}
+		}
+	}
+}
+
+func (c *controller) unfenceReturning() {
+	c.mu.Lock()
+	ids := c.wantUnfence
+	c.wantUnfence = map[int]bool{}
+	c.mu.Unlock()
+	img := c.n.Image()
+	for id := range ids {
+		b := img.Broker(id)
+		if b == nil || !b.Fenced || b.ShuttingDown || time.Since(c.lastSeen(id)) > c.n.cfg.SessionTimeout {
+			continue
+		}
+		if c.propose(metadata.Command{Type: metadata.CmdUnfenceBroker, Broker: &metadata.BrokerRef{ID: id}}) {
+			c.n.log.Info("Unfenced broker", "unfenced", id)
+		}
+	}
+}
+
+// electLeaderless gives a leader to every partition that has none and
+// could have one (unfencing and registration do this in Apply already;
+// this catches config changes and anything missed).
+func (c *controller) electLeaderless() {
+	if tps := c.n.Image().ElectionCandidates(false); len(tps) > 0 {
+		c.propose(metadata.Command{Type: metadata.CmdElectLeaders,
+			ElectLeaders: &metadata.ElectLeaders{Partitions: tps}})
+	}
+}
+
+// electPreferred moves leadership back to preferred replicas that are in
+// sync, every LeaderRebalanceInterval (Kafka's auto.leader.rebalance).
+func (c *controller) electPreferred() {
+	every := c.n.cfg.LeaderRebalanceInterval
+	if every < 0 || time.Since(c.lastPreferred) < every {
+		return
+	}
+	c.lastPreferred = time.Now()
+	if tps := c.n.Image().ElectionCandidates(true); len(tps) > 0 {
+		if c.propose(metadata.Command{Type: metadata.CmdElectLeaders,
+			ElectLeaders: &metadata.ElectLeaders{Preferred: true, Partitions: tps}}) {
+			c.n.log.Info("Moved leadership back to preferred replicas", "partitions", len(tps))
+		}
+	}
+}
+
+// propose applies cmd and reports whether it succeeded; failures are
+// logged once per kind, since the next round retries.
+func (c *controller) propose(cmd metadata.Command) bool {
+	_, err := c.n.apply(c.ctx, cmd)
+	if err == nil {
+		delete(c.warned, string(cmd.Type))
+		return true
+	}
+	if !errors.Is(err, ErrNotController) && c.ctx.Err() == nil && !c.warned[string(cmd.Type)] {
+		c.warned[string(cmd.Type)] = true
+		c.n.log.Warn("Controller command failed", "command", cmd.Type, "error", err)
+	}
+	return false
+}

@@ -1,0 +1,42 @@
+package cluster
+
+import "github.com/kairolog/kairolog/broker/cluster/metadata"
+
+// The errors of package metadata, re-exported for callers of Node: check
+// them with errors.Is, and map any of them to an API code and status with
+// ErrorCode.
+var (
+	ErrUnknownTopic             = metadata.ErrUnknownTopic
+	ErrTopicExists              = metadata.ErrTopicExists
+	ErrInvalidTopic             = metadata.ErrInvalidTopic
+	ErrUnknownPartition         = metadata.ErrUnknownPartition
+	ErrInvalidPartitions        = metadata.ErrInvalidPartitions
+	ErrInvalidReplicationFactor = metadata.ErrInvalidReplicationFactor
+	ErrInvalidConfig            = metadata.ErrInvalidConfig
+	ErrReassignmentInfeasible   = metadata.ErrReassignmentInfeasible
+	ErrReassignmentInProgress   = metadata.ErrReassignmentInProgress
+	ErrBrokerNotEmpty           = metadata.ErrBrokerNotEmpty
+	ErrUnknownBroker            = metadata.ErrUnknownBroker
+	ErrNotController            = metadata.ErrNotController
+	ErrFencedLeaderEpoch        = metadata.ErrFencedLeaderEpoch
+	ErrStalePartitionEpoch      = metadata.ErrStalePartitionEpoch
+	ErrNotLeader                = metadata.ErrNotLeader
+	ErrInvalidISR               = metadata.ErrInvalidISR
+	ErrNotReady                 = metadata.ErrNotReady
+	ErrRequestTimedOut          = metadata.ErrRequestTimedOut
+)
+
+// ErrorCode returns the API code ("UNKNOWN_TOPIC", …) and HTTP status of
+// an error returned by this package.
+func ErrorCode(err error) (code string, status int) { return metadata.Code(err) }
+
+// remoteError is an error the controller returned over HTTP: its message
+// as sent, and the sentinel its code names, so errors.Is works across
+// brokers.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }

@@ -1,0 +1,226 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+)
+
+// RegisterRequest introduces a broker to the controller.
+type RegisterRequest struct {
+	ID          int    `json:"id"`
+	HTTPAddress string `json:"http_address"`
+	RaftAddress string `json:"raft_address"`
+	Rack        string `json:"rack,omitempty"`
+}
+
+// RegisterResponse carries the broker's new registration epoch.
+type RegisterResponse struct {
+	Epoch uint64 `json:"epoch"`
+}
+
+// HeartbeatRequest is a broker's periodic sign of life.
+type HeartbeatRequest struct {
+	ID    int    `json:"id"`
+	Epoch uint64 `json:"epoch"`
+}
+
+// HeartbeatResponse tells the broker whether it is fenced.
+type HeartbeatResponse struct {
+	Fenced bool `json:"fenced"`
+}
+
+// BrokerRequest names one broker.
+type BrokerRequest struct {
+	ID int `json:"id"`
+}
+
+// DrainResponse is the answer to a drain.
+type DrainResponse struct {
+	RemainingReplicas int `json:"remaining_replicas"`
+}
+
+// Empty is the reply of operations that return nothing.
+type Empty struct{}
+
+var (
+	opJoin       = defineOp("join", (*Node).join)
+	opRegister   = defineOp("register", (*Node).register)
+	opHeartbeat  = defineOp("heartbeat", (*Node).heartbeat)
+	opShutdown   = defineOp("controlled-shutdown", (*Node).controlledShutdown)
+	opDrain      = defineOp("drain", (*Node).drain)
+	opCancel     = defineOp("cancel-drain", (*Node).cancelDrain)
+	opRemove     = defineOp("remove-broker", (*Node).removeBroker)
+	opRebalancer = defineOp("rebalance", (*Node).rebalance)
+)
+
+// raftServer returns the raft configuration entry of broker id.
+func (n *Node) raftServer(id int) (raft.Server, bool, error) {
+	f := n.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return raft.Server{}, false, err
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == raft.ServerID(strconv.Itoa(id)) {
+			return s, true, nil
+		}
+	}
+	return raft.Server{}, false, nil
+}
+
+// join adds a new broker to the quorum as a non-voter, then registers it.
+func (n *Node) join(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
+	if _, err := n.controller(); err != nil {
+		return RegisterResponse{}, err
+	}
+	s, ok, err := n.raftServer(req.ID)
+	if err != nil {
+		return RegisterResponse{}, err
+	}
+	if !ok || string(s.Address) != req.RaftAddress {
+		add := n.raft.AddNonvoter
+		if ok && s.Suffrage == raft.Voter {
+			add = n.raft.AddVoter
+		}
+		if err := add(raft.ServerID(strconv.Itoa(req.ID)), raft.ServerAddress(req.RaftAddress), 0, applyTimeout).Error(); err != nil {
+			return RegisterResponse{}, fmt.Errorf("%w: add broker %d to the quorum: %v", ErrNotController, req.ID, err)
+		}
+		n.log.Info("Broker joined the metadata quorum", "joined", req.ID, "raft_address", req.RaftAddress)
+	}
+	return n.register(ctx, req)
+}
+
+// register records a broker that is a member of the quorum. A broker that
+// was removed from the quorum is refused, so that a removed broker still
+// running does not come back.
+func (n *Node) register(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
+	ctl, err := n.controller()
+	if err != nil {
+		return RegisterResponse{}, err
+	}
+	s, ok, err := n.raftServer(req.ID)
+	if err != nil {
+		return RegisterResponse{}, err
+	}
+	if !ok {
+		return RegisterResponse{}, fmt.Errorf("%w: broker %d is not a member of the metadata quorum", ErrUnknownBroker, req.ID)
+	}
+	idx, err := n.apply(ctx, metadata.Command{Type: metadata.CmdRegisterBroker, RegisterBroker: &metadata.RegisterBroker{
+		ID: req.ID, HTTPAddress: req.HTTPAddress, RaftAddress: req.RaftAddress, Rack: req.Rack,
+		Voter: s.Suffrage == raft.Voter}})
+	if err != nil {
+		return RegisterResponse{}, err
+	}
+	ctl.touch(req.ID)
+	return RegisterResponse{Epoch: idx}, nil
+}
+
+func (n *Node) heartbeat(_ context.Context, req HeartbeatRequest) (HeartbeatResponse, error) {
+	ctl, err := n.controller()
+	if err != nil {
+		return HeartbeatResponse{}, err
+	}
+	return ctl.heartbeat(req.ID, req.Epoch)
+}
+
+func (n *Node) brokerCommand(ctx context.Context, t metadata.CommandType, id int) error {
+	if _, err := n.controller(); err != nil {
+		return err
+	}
+	_, err := n.apply(ctx, metadata.Command{Type: t, Broker: &metadata.BrokerRef{ID: id}})
+	return err
+}
+
+func (n *Node) controlledShutdown(ctx context.Context, req BrokerRequest) (Empty, error) {
+	return Empty{}, n.brokerCommand(ctx, metadata.CmdControlledStop, req.ID)
+}
+
+// drain checks that the other brokers can take the broker's replicas,
+// marks it draining and starts the moves; the controller loop finishes
+// them as the new replicas catch up.
+func (n *Node) drain(ctx context.Context, req BrokerRequest) (DrainResponse, error) {
+	if _, err := n.controller(); err != nil {
+		return DrainResponse{}, err
+	}
+	n.adminMu.Lock()
+	defer n.adminMu.Unlock()
+	img := n.Image()
+	if img.Broker(req.ID) == nil {
+		return DrainResponse{}, fmt.Errorf("%w: %d", ErrUnknownBroker, req.ID)
+	}
+	moves, err := metadata.NewPlanner(img).DrainMoves(req.ID)
+	if err != nil {
+		return DrainResponse{}, err
+	}
+	if err := n.brokerCommand(ctx, metadata.CmdDrain, req.ID); err != nil {
+		return DrainResponse{}, err
+	}
+	if len(moves) > 0 {
+		if _, err := n.apply(ctx, metadata.Command{Type: metadata.CmdReassign, Reassign: &metadata.Reassign{Moves: moves}}); err != nil {
+			return DrainResponse{}, err
+		}
+	}
+	return DrainResponse{RemainingReplicas: n.Image().ReplicaCount(req.ID)}, nil
+}
+
+func (n *Node) cancelDrain(ctx context.Context, req BrokerRequest) (Empty, error) {
+	return Empty{}, n.brokerCommand(ctx, metadata.CmdCancelDrain, req.ID)
+}
+
+// removeBroker takes an empty broker out of the quorum and then out of
+// the metadata. The quorum goes first so that the broker, if still
+// running, cannot register again in between.
+func (n *Node) removeBroker(ctx context.Context, req BrokerRequest) (Empty, error) {
+	if _, err := n.controller(); err != nil {
+		return Empty{}, err
+	}
+	n.adminMu.Lock()
+	defer n.adminMu.Unlock()
+	img := n.Image()
+	_, inQuorum, err := n.raftServer(req.ID)
+	if err != nil {
+		return Empty{}, err
+	}
+	registered := img.Broker(req.ID) != nil
+	if !registered && !inQuorum {
+		return Empty{}, fmt.Errorf("%w: %d", ErrUnknownBroker, req.ID)
+	}
+	if c := img.ReplicaCount(req.ID); c > 0 {
+		return Empty{}, fmt.Errorf("%w: broker %d holds %d replicas; drain it first", ErrBrokerNotEmpty, req.ID, c)
+	}
+	if inQuorum {
+		if err := n.raft.RemoveServer(raft.ServerID(strconv.Itoa(req.ID)), 0, applyTimeout).Error(); err != nil {
+			return Empty{}, fmt.Errorf("%w: remove broker %d from the quorum: %v", ErrNotController, req.ID, err)
+		}
+	}
+	if registered {
+		if _, err := n.apply(ctx, metadata.Command{Type: metadata.CmdRemoveBroker, Broker: &metadata.BrokerRef{ID: req.ID}}); err != nil {
+			return Empty{}, err
+		}
+	}
+	n.log.Info("Removed broker from the cluster", "removed", req.ID)
+	return Empty{}, nil
+}
+
+// RebalanceResponse counts the replica moves a rebalance started.
+type RebalanceResponse struct {
+	Moves int `json:"moves"`
+}
+
+func (n *Node) rebalance(ctx context.Context, _ Empty) (RebalanceResponse, error) {
+	if _, err := n.controller(); err != nil {
+		return RebalanceResponse{}, err
+	}
+	n.adminMu.Lock()
+	defer n.adminMu.Unlock()
+	moves := metadata.NewPlanner(n.Image()).RebalanceMoves()
+	if len(moves) == 0 {
+		return RebalanceResponse{}, nil
+	}
+	_, err := n.apply(ctx, metadata.Command{Type: metadata.CmdReassign, Reassign: &metadata.Reassign{Moves: moves}})
+	return RebalanceResponse{Moves: len(moves)}, err
+}
