@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -211,7 +210,8 @@ func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// startBrokers starts n brokers with ids 0..n-1.
+// startBrokers starts n brokers with ids 0..n-1 whose addresses are
+// registered in c; cfg may change their config, metadata source included.
 func startBrokers(t testing.TB, c *memCluster, n int, cfg func(*Config)) []*testBroker {
 	t.Helper()
 	bs := make([]*testBroker, n)
@@ -341,5 +341,3 @@ func readAll(t testing.TB, b *testBroker, topic string) []storage.Record {
 	}
 	return out
 }
-
-var _ = strings.Join

@@ -101,16 +101,20 @@ func (p *Partition) completeProposal(prop *isrProposal, st PartitionState, err e
 	if p.pending != prop {
 		return // superseded by a metadata update or a new leadership
 	}
-	p.pending = nil
 	if err != nil {
+		p.pending = nil
 		p.nextProposal = p.env.now().Add(proposalBackoff)
 		p.env.logger.Warn("ISR change refused", "topic", p.topic, "partition", p.id,
 			"isr", prop.req.ISR, "error", err)
 		return
 	}
 	if p.role != roleLeader || st.LeaderEpoch != p.state.LeaderEpoch || st.PartitionEpoch <= p.state.PartitionEpoch {
+		// Committed, but the answer does not carry the new state: keep
+		// the proposal pending until the metadata delivers the newer
+		// partition epoch (updateState clears it then).
 		return
 	}
+	p.pending = nil
 	p.setISRLocked(st.ISR, st.PartitionEpoch)
 }
 

@@ -194,6 +194,7 @@ func TestRestartReopensAndUnassignedPartitionsAreDeleted(t *testing.T) {
 	c.notifyLocked()
 	c.mu.Unlock()
 	waitLeader(t, bs[0], "orders")
+	waitLeader(t, bs[0], "solo")
 	res, err := bs[0].manager().Fetch(context.Background(), "solo", 0, 0, 1<<20, 0, 0)
 	if err != nil || len(res.Records) != 3 {
 		t.Fatalf("solo after restart: %d records, %v", len(res.Records), err)

@@ -90,6 +90,7 @@ func TestAcksAllWaitsForEveryISRMember(t *testing.T) {
 func TestAcksAllRefusedBelowMinISR(t *testing.T) {
 	c := newMemCluster()
 	bs := startBrokers(t, c, 3, nil)
+	bs[2].stop(t) // out of the ISR and staying out
 	c.set(PartitionState{
 		Topic: "orders", Partition: 0, Replicas: []int32{0, 1, 2}, Leader: 0, LeaderEpoch: 1,
 		ISR: []int32{0, 1}, PartitionEpoch: 1, Config: map[string]string{"min.insync.replicas": "3"},

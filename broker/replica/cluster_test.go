@@ -1,0 +1,175 @@
+package replica
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+)
+
+// imageLog drives broker/cluster's real metadata state machine without
+// raft: commands are applied in order to an immutable Image and each new
+// image is published to subscribers, as the cluster Node's FSM does.
+type imageLog struct {
+	mu    sync.Mutex
+	img   atomic.Pointer[metadata.Image]
+	index uint64
+	subs  map[int]chan *metadata.Image
+	next  int
+}
+
+func newImageLog() *imageLog {
+	l := &imageLog{subs: map[int]chan *metadata.Image{}}
+	l.img.Store(metadata.NewImage())
+	return l
+}
+
+func (l *imageLog) Image() *metadata.Image { return l.img.Load() }
+func (l *imageLog) CaughtUp() bool         { return true }
+
+func (l *imageLog) Subscribe() (<-chan *metadata.Image, func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch := make(chan *metadata.Image, 1)
+	id := l.next
+	l.next++
+	l.subs[id] = ch
+	return ch, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.subs, id)
+	}
+}
+
+func (l *imageLog) apply(cmd metadata.Command) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.index++
+	img, err := l.img.Load().Apply(cmd, l.index)
+	if err != nil {
+		return err
+	}
+	l.img.Store(img)
+	for _, ch := range l.subs {
+		select { // keep only the newest image, as the Node does
+		case <-ch:
+		default:
+		}
+		ch <- img
+	}
+	return nil
+}
+
+// alterISR is the controller side of AlterISR: validate and commit.
+func (l *imageLog) alterISR(ctx context.Context, req AlterISRRequest) (PartitionState, error) {
+	if err := l.apply(req.Command()); err != nil {
+		return PartitionState{}, err
+	}
+	// Answer like a forwarding broker that only learns "committed": the
+	// leader must then wait for the image to trust the new ISR.
+	return PartitionState{}, nil
+}
+
+func (l *imageLog) partition(topic string) *metadata.Partition {
+	return l.Image().Partition(topic, 0)
+}
+
+// clusterBrokers starts three brokers on the real metadata state machine,
+// registered with their addresses, and creates orders-0 on all three.
+func clusterBrokers(t *testing.T, lag time.Duration) (*imageLog, []*testBroker) {
+	l := newImageLog()
+	c := newMemCluster() // only the brokers' addresses are used
+	bs := startBrokers(t, c, 3, func(cfg *Config) {
+		cfg.Metadata = ClusterMetadata{Source: l}
+		cfg.ISR = ISRFunc(l.alterISR)
+		cfg.ReplicaLagTimeMax = lag
+	})
+	for _, b := range bs {
+		addr, _ := c.BrokerAddress(b.id)
+		must(t, l.apply(metadata.Command{Type: metadata.CmdRegisterBroker,
+			RegisterBroker: &metadata.RegisterBroker{ID: int(b.id), HTTPAddress: addr, Voter: true}}))
+	}
+	must(t, l.apply(metadata.Command{Type: metadata.CmdCreateTopic, CreateTopic: &metadata.CreateTopic{
+		Name: "orders", ID: "t1", Config: map[string]string{"min.insync.replicas": "2"},
+		Assignments: [][]int{{0, 1, 2}},
+	}}))
+	waitLeader(t, bs[0], "orders")
+	return l, bs
+}
+
+func TestClusterMetadataISRShrinkAndExpand(t *testing.T) {
+	l, bs := clusterBrokers(t, 600*time.Millisecond)
+	produce(t, bs[0], "orders", recordsOf("a", 5), AcksAll)
+
+	// A follower that stops fetching is shrunk away through the real
+	// state machine's validation; acks=all goes on with two replicas.
+	bs[2].stop(t)
+	produce(t, bs[0], "orders", recordsOf("b", 5), AcksAll)
+	if isr := l.partition("orders").ISR; !slices.Equal(isr, []int{0, 1}) {
+		t.Fatalf("ISR after broker 2 stopped = %v, want [0 1]", isr)
+	}
+	bs[2].start(t)
+	eventually(t, 5*time.Second, "broker 2 back in the ISR", func() bool {
+		return slices.Equal(l.partition("orders").ISR, []int{0, 1, 2})
+	})
+	if i := info(t, bs[0], "orders"); len(i.ISR) != 3 || i.PartitionEpoch != int32(l.partition("orders").PartitionEpoch) {
+		t.Errorf("leader's view %v at partition epoch %d, image at %d", i.ISR, i.PartitionEpoch, l.partition("orders").PartitionEpoch)
+	}
+
+	// Deleting the topic removes every replica's data.
+	must(t, l.apply(metadata.Command{Type: metadata.CmdDeleteTopic, DeleteTopic: &metadata.DeleteTopic{Name: "orders"}}))
+	eventually(t, 5*time.Second, "replicas deleted", func() bool {
+		for _, b := range bs {
+			if _, err := b.manager().PartitionInfo("orders", 0); err == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestClusterMetadataFencedLeaderRejoinsAsFollower(t *testing.T) {
+	l, bs := clusterBrokers(t, DefaultReplicaLagTimeMax)
+	produce(t, bs[0], "orders", recordsOf("a", 5), AcksAll)
+
+	// Broker 0 writes what no follower fetches, then the controller
+	// fences it (say it lost its session while still running): broker 1
+	// is elected with a new epoch and broker 0 is told to follow it.
+	bs[1].stop(t)
+	bs[2].stop(t)
+	produce(t, bs[0], "orders", recordsOf("lost", 3), AcksLeader)
+	must(t, l.apply(metadata.Command{Type: metadata.CmdFenceBroker, Broker: &metadata.BrokerRef{ID: 0}}))
+	if p := l.partition("orders"); p.Leader != 1 || slices.Contains(p.ISR, 0) {
+		t.Fatalf("after fencing broker 0: leader %d ISR %v", p.Leader, p.ISR)
+	}
+	bs[1].start(t)
+	bs[2].start(t)
+	waitLeader(t, bs[1], "orders")
+	produce(t, bs[1], "orders", recordsOf("new", 2), AcksAll)
+
+	// Unfenced, it converges on the new leader and is added back.
+	must(t, l.apply(metadata.Command{Type: metadata.CmdUnfenceBroker, Broker: &metadata.BrokerRef{ID: 0}}))
+	eventually(t, 5*time.Second, "broker 0 to converge and rejoin the ISR", func() bool {
+		return info(t, bs[0], "orders").LogEndOffset == 7 && len(l.partition("orders").ISR) == 3
+	})
+	want := []string{"a-0", "a-1", "a-2", "a-3", "a-4", "new-0", "new-1"}
+	for _, b := range bs {
+		if got := values(readAll(t, b, "orders")); !slices.Equal(got, want) {
+			t.Errorf("broker %d log = %v, want %v", b.id, got, want)
+		}
+	}
+	if lb, fb := segmentBytes(t, bs[1], "orders"), segmentBytes(t, bs[0], "orders"); string(lb) != string(fb) {
+		t.Error("rejoined replica's bytes differ from the leader's")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
