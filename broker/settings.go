@@ -14,6 +14,7 @@ import (
 // docs/configuration.md documents every key of settingKeys.
 type Settings struct {
 	NumPartitions            int32
+	MaxPartitions            int32
 	DefaultReplicationFactor int16
 	MinInsyncReplicas        int
 	UncleanLeaderElection    bool
@@ -47,11 +48,15 @@ type Settings struct {
 	OffsetsCompactBytes           int64
 }
 
-// DefaultSettings are Kafka's defaults where Kafka has the knob, and the
-// original KairoLog broker's group timeouts (5 min stale, 1 min cleanup).
+// DefaultSettings are Kafka's defaults where Kafka has the knob, except the
+// failure-detection times, which are shorter so that a pod restart on
+// Kubernetes costs seconds (broker session 3 s, heartbeat 500 ms, replica
+// lag 10 s), and the original KairoLog broker's group timeouts (5 min stale,
+// 1 min cleanup).
 func DefaultSettings() Settings {
 	return Settings{
 		NumPartitions:                 1,
+		MaxPartitions:                 4096,
 		DefaultReplicationFactor:      1,
 		MinInsyncReplicas:             1,
 		LogSegmentBytes:               1 << 30,
@@ -62,9 +67,9 @@ func DefaultSettings() Settings {
 		LogRetentionCheckMs:           5 * time.Minute,
 		MessageMaxBytes:               1 << 20,
 		MaxRequestBytes:               16 << 20,
-		BrokerSessionTimeout:          9 * time.Second,
-		BrokerHeartbeatInterval:       2 * time.Second,
-		ReplicaLagTimeMax:             30 * time.Second,
+		BrokerSessionTimeout:          3 * time.Second,
+		BrokerHeartbeatInterval:       500 * time.Millisecond,
+		ReplicaLagTimeMax:             10 * time.Second,
 		ReplicaFetchWaitMax:           500 * time.Millisecond,
 		ReplicaFetchMaxBytes:          1 << 20,
 		ControlledShutdownMax:         30 * time.Second,
@@ -119,6 +124,7 @@ func boolKey(dst func(*Settings, bool)) func(*Settings, string) error {
 
 var settingKeys = []settingKey{
 	{"num.partitions", "partitions of a topic created without \"partitions\"", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.NumPartitions = int32(n) })},
+	{"max.partitions.per.topic", "most partitions a topic may have (create and add partitions)", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MaxPartitions = int32(n) })},
 	{"default.replication.factor", "replicas of a topic created without \"replication_factor\"", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.DefaultReplicationFactor = int16(n) })},
 	{"min.insync.replicas", "ISR size an acks=all produce needs, unless the topic overrides it", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.MinInsyncReplicas = int(n) })},
 	{"unclean.leader.election.enable", "let an out-of-sync replica lead when no ISR member is alive (topic override wins)", boolKey(func(s *Settings, b bool) { s.UncleanLeaderElection = b })},

@@ -183,3 +183,14 @@ func codeForStatus(status int) string {
 }
 
 func esc(s string) string { return url.PathEscape(s) }
+
+// Internal calls a broker-to-broker endpoint under /internal/ with query
+// parameters and decodes its JSON reply into out. It is for brokers, not
+// applications: these endpoints are not stable.
+func (c *Client) Internal(ctx context.Context, method, path string, query map[string]string, out any) error {
+	q := url.Values{}
+	for k, v := range query {
+		q.Set(k, v)
+	}
+	return c.call(ctx, method, path, q, nil, out, 0)
+}

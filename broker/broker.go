@@ -1,0 +1,261 @@
+// Package broker is the KairoLog broker as a library: it wires the metadata
+// quorum and controller (cluster), the partition replicas (replica, over
+// storage) and the consumer-group coordinators (group, journaled in the
+// internal topic __consumer_offsets) into one Broker whose methods the HTTP
+// server (broker/server) calls. It decides where a request runs: produce and
+// fetch on the partition leader, group requests on the group's coordinator,
+// proxying once to the right broker when that is not this one.
+//
+// Lifecycle: New starts everything (raft, replicas, coordinators); Run runs
+// the background loops until its context ends; ControlledShutdown moves this
+// broker's leaderships away; Close stops the rest and closes the logs with
+// their clean-shutdown markers.
+package broker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/replica"
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+// Broker is one running broker.
+type Broker struct {
+	cfg      Config
+	settings Settings
+	id       int32
+	log      *slog.Logger
+	now      func() time.Time
+
+	node     *cluster.Node
+	replicas *replica.Manager
+	coords   *coordinators
+	peers    *peers
+	rr       sync.Map // topic → *roundRobin
+
+	// managerReady closes once replicas is set; coordinator loads wait for
+	// it because leadership callbacks can arrive while NewManager runs.
+	managerReady chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	closeOnce    sync.Once
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// New starts a broker: it joins (or bootstraps) the metadata quorum, opens
+// the partition logs found in the data directory and follows the metadata.
+// It serves requests as soon as Ready returns nil.
+func New(cfg Config) (*Broker, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	s := cfg.Settings
+	b := &Broker{cfg: cfg, settings: s, id: cfg.ID, log: cfg.Logger.With("broker", cfg.ID), now: cfg.Now,
+		peers: newPeers(), managerReady: make(chan struct{})}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.coords = newCoordinators(b)
+
+	raftAdvertise := cfg.RaftAdvertise
+	if raftAdvertise == "" {
+		var err error
+		if raftAdvertise, err = deriveRaftAdvertise(cfg.RaftListen, cfg.HTTPAdvertise); err != nil {
+			return nil, err
+		}
+	}
+	node, err := cluster.Start(cluster.Config{
+		BrokerID: int(cfg.ID), DataDir: cfg.DataDir, RaftListen: cfg.RaftListen, RaftAdvertise: raftAdvertise,
+		HTTPAdvertise: cfg.HTTPAdvertise, Rack: cfg.Rack, InitialVoters: cfg.InitialVoters,
+		JoinAddresses:     cfg.BootstrapServers,
+		HeartbeatInterval: s.BrokerHeartbeatInterval, SessionTimeout: s.BrokerSessionTimeout,
+		DefaultMinInsyncReplicas: s.MinInsyncReplicas,
+		OffsetsTopicPartitions:   int(s.OffsetsTopicNumPartitions), OffsetsTopicReplicas: int(s.OffsetsTopicReplicationFactor),
+		OffsetsTopicConfig: map[string]string{"segment.bytes": strconv.FormatInt(s.OffsetsTopicSegmentBytes, 10)},
+		Logger:             cfg.Logger, RaftLogOutput: cfg.RaftLogOutput, RaftLogLevel: cfg.RaftLogLevel,
+	})
+	if err != nil {
+		b.cancel()
+		return nil, fmt.Errorf("start metadata quorum: %w", err)
+	}
+	b.node = node
+	view := replicaView{node}
+	b.replicas, err = replica.NewManager(replica.Config{
+		BrokerID: cfg.ID, DataDir: cfg.DataDir, Metadata: view, ISR: view,
+		LogConfig:         s.logConfig,
+		ReplicaLagTimeMax: s.ReplicaLagTimeMax, FetchWait: s.ReplicaFetchWaitMax, FetchMaxBytes: s.ReplicaFetchMaxBytes,
+		RetentionCheckInterval: s.LogRetentionCheckMs,
+		OnLeadershipChange:     b.coords.onLeadershipChange,
+		Logger:                 cfg.Logger,
+	})
+	if err != nil {
+		b.cancel()
+		node.Close()
+		return nil, fmt.Errorf("open partition replicas: %w", err)
+	}
+	close(b.managerReady)
+	return b, nil
+}
+
+// deriveRaftAdvertise is the raft listen address when it names a host, and
+// otherwise the advertised HTTP host with the raft port.
+func deriveRaftAdvertise(raftListen, httpAdvertise string) (string, error) {
+	host, port, err := net.SplitHostPort(raftListen)
+	if err != nil {
+		return "", fmt.Errorf("raft listen address %q: %w", raftListen, err)
+	}
+	if host != "" && !net.ParseIP(host).IsUnspecified() {
+		return raftListen, nil
+	}
+	ahost, _, err := net.SplitHostPort(httpAdvertise)
+	if err != nil {
+		return "", fmt.Errorf("advertised address %q: %w", httpAdvertise, err)
+	}
+	return net.JoinHostPort(ahost, port), nil
+}
+
+// logConfig is the storage config of a partition: the broker's log.*
+// settings, then the topic's overrides.
+func (s Settings) logConfig(overrides map[string]string) storage.Config {
+	c := replica.LogConfigFromTopic(overrides)
+	def := func(key string, apply func()) {
+		if _, ok := overrides[key]; !ok {
+			apply()
+		}
+	}
+	def("segment.bytes", func() { c.SegmentBytes = s.LogSegmentBytes })
+	def("segment.ms", func() { c.SegmentMs = s.LogSegmentMs })
+	def("retention.ms", func() { c.RetentionMs = s.LogRetentionMs })
+	def("retention.bytes", func() { c.RetentionBytes = s.LogRetentionBytes })
+	def("index.interval.bytes", func() { c.IndexIntervalBytes = s.LogIndexIntervalBytes })
+	def("flush.messages", func() { c.FlushMessages = s.LogFlushIntervalMessages })
+	def("flush.ms", func() { c.FlushMs = s.LogFlushIntervalMs })
+	def("max.message.bytes", func() { c.MaxBatchBytes = s.MessageMaxBytes + storage.BatchHeaderSize })
+	return c
+}
+
+// Run runs the background work until ctx ends: creating __consumer_offsets
+// once the cluster is up, and the stale-member cleanup loop.
+func (b *Broker) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-b.ctx.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); b.ensureOffsetsTopic(ctx) }()
+	go func() { defer wg.Done(); b.coords.runCleanup(ctx, b.settings.GroupCleanupInterval) }()
+	wg.Wait()
+	return nil
+}
+
+// ensureOffsetsTopic creates __consumer_offsets as soon as the cluster can,
+// so the first group request does not wait for it.
+func (b *Broker) ensureOffsetsTopic(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := b.node.WaitReady(ctx); err != nil {
+			return
+		}
+		if b.image().Topic(offsetsTopic) != nil {
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := b.node.EnsureOffsetsTopic(cctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		b.log.Warn("Creating the offsets topic failed; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// CleanupStaleMembers runs one pass of the background stale-member cleanup
+// now (tests use it instead of waiting for the interval).
+func (b *Broker) CleanupStaleMembers(ctx context.Context) { b.coords.cleanupOnce(ctx) }
+
+// ControlledShutdown moves this broker's leaderships to other in-sync
+// replicas before it stops, so producers and consumers fail over at once.
+// It is bounded by controlled.shutdown.timeout.ms.
+func (b *Broker) ControlledShutdown(ctx context.Context) error {
+	b.shutdownOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, b.settings.ControlledShutdownMax)
+		defer cancel()
+		if err := b.node.Ready(); err != nil {
+			return
+		}
+		b.shutdownErr = b.node.ControlledShutdown(ctx)
+	})
+	return b.shutdownErr
+}
+
+// Close stops the broker: coordinators, replicas (closing every log with a
+// clean-shutdown marker) and the metadata quorum. Call ControlledShutdown
+// first for a graceful stop.
+func (b *Broker) Close() error {
+	var err error
+	b.closeOnce.Do(func() {
+		b.cancel()
+		b.coords.closeAll()
+		if e := b.replicas.Close(); e != nil {
+			err = e
+		}
+		if e := b.node.Close(); e != nil && err == nil {
+			err = e
+		}
+		b.peers.close()
+	})
+	return err
+}
+
+// ID is the broker id.
+func (b *Broker) ID() int32 { return b.id }
+
+func (b *Broker) image() *metadata.Image { return b.node.Image() }
+
+// Ready is nil once the broker serves: it has joined and caught up with the
+// metadata quorum, __consumer_offsets exists, and the group coordinators it
+// runs have replayed their partitions.
+func (b *Broker) Ready() error {
+	if err := b.node.Ready(); err != nil {
+		return errNotReady("%v", err)
+	}
+	if b.image().Topic(offsetsTopic) == nil {
+		return errNotReady("%s has not been created yet", offsetsTopic)
+	}
+	if n := b.coords.loading(); n > 0 {
+		return errNotReady("%d group coordinators are loading", n)
+	}
+	return nil
+}
+
+// InternalHandler serves the broker-to-broker API under /internal/.
+func (b *Broker) InternalHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(cluster.InternalPrefix, b.node.Handler())
+	mux.Handle("/internal/replica/", b.replicas.Handler())
+	mux.HandleFunc("GET "+internalOffsetsPath, b.serveOffsets)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeInternalError(w, client.Errorf(client.CodeNotFound, "no internal endpoint %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}

@@ -1,0 +1,251 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/group"
+	"github.com/kairolog/kairolog/broker/replica"
+)
+
+// coordinatorLoadWait is how long a group request waits for this broker's
+// coordinator of the group to finish replaying its partition before
+// answering COORDINATOR_NOT_AVAILABLE.
+const coordinatorLoadWait = 10 * time.Second
+
+// coordSlot is the coordinator of one __consumer_offsets partition this
+// broker leads: built when leadership arrives, by replaying the partition,
+// and closed when it leaves.
+type coordSlot struct {
+	epoch   int32
+	journal *offsetsJournal
+	coord   *group.Coordinator // set when ready is closed
+	ready   chan struct{}
+	cancel  context.CancelFunc
+}
+
+// coordinators holds the group coordinators of the partitions this broker
+// leads. The mutex guards only the map; loading runs in its own goroutine
+// because the replica manager calls onLeadershipChange from its metadata
+// goroutine, which must not wait for a replay.
+type coordinators struct {
+	b     *Broker
+	log   *slog.Logger
+	mu    sync.Mutex
+	slots map[int32]*coordSlot
+	wg    sync.WaitGroup
+}
+
+func newCoordinators(b *Broker) *coordinators {
+	return &coordinators{b: b, log: b.log.With("component", "group-coordinators"), slots: map[int32]*coordSlot{}}
+}
+
+// onLeadershipChange is replica.Config.OnLeadershipChange.
+func (cs *coordinators) onLeadershipChange(topic string, partition int32, leader bool, epoch int32) {
+	if topic != offsetsTopic {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if old := cs.slots[partition]; old != nil {
+		if leader && old.epoch == epoch {
+			return
+		}
+		cs.closeSlot(partition, old)
+	}
+	if !leader || cs.b.ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(cs.b.ctx)
+	slot := &coordSlot{epoch: epoch, journal: &offsetsJournal{b: cs.b, partition: partition},
+		ready: make(chan struct{}), cancel: cancel}
+	cs.slots[partition] = slot
+	cs.wg.Add(1)
+	go func() {
+		defer cs.wg.Done()
+		cs.load(ctx, partition, slot)
+	}()
+}
+
+// closeSlot ends a coordinator; the caller holds cs.mu.
+func (cs *coordinators) closeSlot(partition int32, s *coordSlot) {
+	s.cancel()
+	select {
+	case <-s.ready:
+		s.coord.Close()
+	default:
+	}
+	delete(cs.slots, partition)
+	cs.log.Info("Stopped coordinating groups", "partition", partition, "epoch", s.epoch)
+}
+
+// load replays the partition into a new coordinator, retrying until it
+// succeeds or the leadership ends.
+func (cs *coordinators) load(ctx context.Context, partition int32, slot *coordSlot) {
+	select {
+	case <-cs.b.managerReady:
+	case <-ctx.Done():
+		return
+	}
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		coord, n, err := cs.replay(ctx, partition, slot.journal)
+		if err == nil {
+			cs.mu.Lock()
+			defer cs.mu.Unlock()
+			if cs.slots[partition] != slot || ctx.Err() != nil {
+				coord.Close()
+				return
+			}
+			slot.coord = coord
+			close(slot.ready)
+			cs.log.Info("Coordinating groups", "partition", partition, "epoch", slot.epoch,
+				"records", n, "duration", time.Since(start))
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if attempt%20 == 0 {
+			cs.log.Warn("Loading group coordinator failed; retrying", "partition", partition, "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// replay reads the partition from its log start to the log end offset it
+// had when the load began. The leader's whole log becomes committed (its
+// followers truncate to it), so records above the high watermark are
+// waited for, not skipped.
+func (cs *coordinators) replay(ctx context.Context, partition int32, j *offsetsJournal) (*group.Coordinator, int, error) {
+	s := cs.b.settings
+	coord, err := group.New(group.Config{Journal: j, Partitions: cs.b.groupView(), Now: cs.b.now,
+		SessionTimeout: s.GroupStaleTimeout, CleanupInterval: s.GroupCleanupInterval})
+	if err != nil {
+		return nil, 0, err
+	}
+	info, err := cs.b.replicas.PartitionInfo(offsetsTopic, partition)
+	if err != nil {
+		return nil, 0, err
+	}
+	off, end, n := info.LogStartOffset, info.LogEndOffset, 0
+	for off < end {
+		res, err := cs.b.replicas.Fetch(ctx, offsetsTopic, partition, off, 8<<20, 0, 500*time.Millisecond)
+		var oor *replica.OffsetOutOfRangeError
+		if errors.As(err, &oor) && off < oor.LogStartOffset {
+			off = oor.LogStartOffset
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, r := range res.Records {
+			if err := coord.Replay(r.Value); err != nil {
+				cs.log.Warn("Skipping an unreadable group record", "partition", partition, "offset", r.Offset, "error", err)
+			}
+			off = r.Offset + 1
+			n++
+		}
+	}
+	return coord, n, nil
+}
+
+// get returns the ready coordinator of partition, waiting for a load in
+// progress.
+func (cs *coordinators) get(ctx context.Context, partition int32) (*group.Coordinator, error) {
+	cs.mu.Lock()
+	slot := cs.slots[partition]
+	cs.mu.Unlock()
+	if slot == nil {
+		return nil, coordinatorNotAvailable("this broker does not coordinate partition %d of %s", partition, offsetsTopic)
+	}
+	t := time.NewTimer(coordinatorLoadWait)
+	defer t.Stop()
+	select {
+	case <-slot.ready:
+		return slot.coord, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return nil, coordinatorNotAvailable("the coordinator of partition %d is still loading", partition)
+	}
+}
+
+// loaded returns the ready coordinators.
+func (cs *coordinators) loaded() []*group.Coordinator {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []*group.Coordinator
+	for _, s := range cs.slots {
+		select {
+		case <-s.ready:
+			out = append(out, s.coord)
+		default:
+		}
+	}
+	return out
+}
+
+// loading reports how many coordinators are still replaying.
+func (cs *coordinators) loading() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	n := 0
+	for _, s := range cs.slots {
+		select {
+		case <-s.ready:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// runCleanup is the background stale-member loop of the original broker,
+// over every coordinator this broker runs: remove members not seen for their
+// session timeout, then rebalance or delete the saved assignments of the
+// groups that lost members. Errors are logged and the loop goes on.
+func (cs *coordinators) runCleanup(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cs.cleanupOnce(ctx)
+	}
+}
+
+func (cs *coordinators) cleanupOnce(ctx context.Context) {
+	for _, c := range cs.loaded() {
+		if err := c.CleanupOnce(ctx, cs.b.now()); err != nil && ctx.Err() == nil {
+			cs.log.Warn("Stale-member cleanup failed", "error", err)
+		}
+	}
+}
+
+// closeAll closes every coordinator (shutdown).
+func (cs *coordinators) closeAll() {
+	cs.mu.Lock()
+	for p, s := range cs.slots {
+		cs.closeSlot(p, s)
+	}
+	cs.mu.Unlock()
+	cs.wg.Wait()
+}
+
+func coordinatorNotAvailable(format string, args ...any) error {
+	e := client.Errorf(client.CodeCoordinatorNotAvailable, format, args...)
+	e.RetryAfterMs = 200
+	return e
+}

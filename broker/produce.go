@@ -1,0 +1,194 @@
+package broker
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/replica"
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+// defaultProduceTimeout is the acks=all wait when the request gives none.
+const defaultProduceTimeout = 30 * time.Second
+
+// Produce appends records to a topic. Records without a partition are
+// placed by Kafka's default partitioner (murmur2 of the key) or round robin;
+// the records of each partition are written as one batch, by this broker if
+// it leads the partition and otherwise by the leader, to which the batch is
+// proxied (once: a forwarded request is never forwarded again). Positions
+// come back in request order.
+func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, error) {
+	t, err := b.writableTopic(args.Topic)
+	if err != nil {
+		return nil, err
+	}
+	if args.Timeout <= 0 {
+		args.Timeout = defaultProduceTimeout
+	}
+	n := int32(len(t.Partitions))
+	parts := make([]int32, len(args.Records))
+	for i := range args.Records {
+		p := args.Records[i].Partition
+		switch {
+		case p == AnyPartition && args.Records[i].Key != nil:
+			p = keyPartition(args.Records[i].Key, n)
+		case p == AnyPartition:
+			p = b.roundRobin(args.Topic).pick(n)
+		case p < 0 || p >= n:
+			return nil, errUnknownPartition(args.Topic, p, n)
+		}
+		parts[i] = p
+	}
+	positions := make([]Position, len(args.Records))
+	// The common case, one partition, runs on the request's goroutine.
+	if single(parts) {
+		err := b.produceBatch(ctx, t, args, parts[0], allIndexes(len(parts)), positions)
+		return positions, err
+	}
+	byPart := map[int32][]int{}
+	for i, p := range parts {
+		byPart[p] = append(byPart[p], i)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 0, len(byPart))
+	var mu sync.Mutex
+	for p, idx := range byPart {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.produceBatch(ctx, t, args, p, idx, positions); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return positions, nil
+}
+
+// writableTopic returns a topic clients may produce to.
+func (b *Broker) writableTopic(name string) (*metadata.Topic, error) {
+	t := b.image().Topic(name)
+	if t == nil {
+		return nil, errUnknownTopic(name)
+	}
+	if t.Internal {
+		return nil, client.Errorf(client.CodeInvalidArgument, "topic %q is internal; clients cannot write to it", name)
+	}
+	return t, nil
+}
+
+func single(parts []int32) bool {
+	for _, p := range parts[1:] {
+		if p != parts[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func allIndexes(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+// produceBatch writes the records at idx to partition p and fills their
+// positions.
+func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args ProduceArgs, p int32, idx []int, positions []Position) error {
+	leader := int32(t.Partitions[p].Leader)
+	if leader == b.id || leader < 0 {
+		recs := make([]storage.Record, len(idx))
+		for j, i := range idx {
+			r := &args.Records[i]
+			recs[j] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
+		}
+		acks := replica.Acks(1)
+		if args.Acks == AcksAll {
+			acks = replica.AcksAll
+		}
+		base, _, err := b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
+		var nl *replica.NotLeaderError
+		if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
+			return b.proxyProduce(ctx, args, p, nl.Leader, idx, positions)
+		}
+		if err != nil {
+			return apiError(err)
+		}
+		for j, i := range idx {
+			positions[i] = Position{Partition: p, Offset: base + int64(j)}
+		}
+		return nil
+	}
+	if IsForwarded(ctx) {
+		return leaderNotAvailable("broker %d leads %s-%d; this request was already forwarded", leader, args.Topic, p)
+	}
+	return b.proxyProduce(ctx, args, p, leader, idx, positions)
+}
+
+// proxyProduce sends one partition's records to its leader, base64-encoded
+// so that any bytes survive JSON.
+func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader int32, idx []int, positions []Position) error {
+	pc, err := b.peer(leader)
+	if err != nil {
+		return err
+	}
+	req := client.ProduceRequest{Topic: args.Topic, Acks: client.AcksLeader, Encoding: client.EncodingBase64,
+		TimeoutMs: args.Timeout.Milliseconds(), Records: make([]client.ProduceRecord, len(idx))}
+	if args.Acks == AcksAll {
+		req.Acks = client.AcksAll
+	}
+	enc := base64.StdEncoding
+	for j, i := range idx {
+		r := &args.Records[i]
+		pr := client.ProduceRecord{Partition: &p, Value: enc.EncodeToString(r.Value), Timestamp: r.Timestamp}
+		if r.Key != nil {
+			k := enc.EncodeToString(r.Key)
+			pr.Key = &k
+		}
+		if len(r.Headers) > 0 {
+			pr.Headers = make(map[string]string, len(r.Headers))
+			for _, h := range r.Headers {
+				pr.Headers[h.Key] = enc.EncodeToString(h.Value)
+			}
+		}
+		req.Records[j] = pr
+	}
+	resp, err := pc.Produce(ctx, req)
+	if err != nil {
+		return err
+	}
+	if len(resp.Records) != len(idx) {
+		return client.Errorf(client.CodeInternal, "broker %d answered %d positions for %d records", leader, len(resp.Records), len(idx))
+	}
+	for j, i := range idx {
+		positions[i] = Position{Partition: resp.Records[j].Partition, Offset: resp.Records[j].Offset}
+	}
+	return nil
+}
+
+func leaderNotAvailable(format string, args ...any) error {
+	e := client.Errorf(client.CodeLeaderNotAvailable, format, args...)
+	e.RetryAfterMs = 500
+	return e
+}
+
+// roundRobin returns the topic's keyless-record counter.
+func (b *Broker) roundRobin(topic string) *roundRobin {
+	if rr, ok := b.rr.Load(topic); ok {
+		return rr.(*roundRobin)
+	}
+	rr, _ := b.rr.LoadOrStore(topic, &roundRobin{})
+	return rr.(*roundRobin)
+}

@@ -1,0 +1,229 @@
+package broker
+
+import (
+	"context"
+	"sort"
+
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+)
+
+// CreateTopic creates a topic through the controller.
+func (b *Broker) CreateTopic(ctx context.Context, spec TopicSpec) (*client.CreateTopicResponse, error) {
+	if spec.Partitions == 0 {
+		spec.Partitions = b.settings.NumPartitions
+	}
+	if spec.ReplicationFactor == 0 {
+		spec.ReplicationFactor = b.settings.DefaultReplicationFactor
+	}
+	if spec.Partitions > b.settings.MaxPartitions {
+		return nil, client.Errorf(client.CodeInvalidPartitions, "partitions must be at most %d (max.partitions.per.topic), got %d", b.settings.MaxPartitions, spec.Partitions)
+	}
+	t, err := b.node.CreateTopic(ctx, cluster.CreateTopicRequest{Name: spec.Name, Partitions: int(spec.Partitions),
+		ReplicationFactor: int(spec.ReplicationFactor), Config: spec.Config})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &client.CreateTopicResponse{Status: "created", Name: t.Name, TopicID: t.ID,
+		Partitions: int32(len(t.Partitions)), ReplicationFactor: int16(t.ReplicationFactor())}, nil
+}
+
+// ListTopics lists topic names, sorted; internal ones only when asked.
+func (b *Broker) ListTopics(ctx context.Context, internal bool) ([]string, error) {
+	img := b.image()
+	out := []string{}
+	for _, name := range img.TopicNames() {
+		if t := img.Topic(name); t != nil && (internal || !t.Internal) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// DescribeTopic describes a topic: placement from the metadata, offsets and
+// sizes from each partition's leader (asked once per leading broker).
+func (b *Broker) DescribeTopic(ctx context.Context, name string) (*client.TopicDescription, error) {
+	t := b.image().Topic(name)
+	if t == nil {
+		return nil, errUnknownTopic(name)
+	}
+	return b.describe(ctx, t), nil
+}
+
+func (b *Broker) describe(ctx context.Context, t *metadata.Topic) *client.TopicDescription {
+	d := &client.TopicDescription{Name: t.Name, TopicID: t.ID, Internal: t.Internal,
+		PartitionCount: int32(len(t.Partitions)), ReplicationFactor: int16(t.ReplicationFactor()),
+		Config: map[string]string{}, Partitions: make([]client.PartitionDescription, len(t.Partitions))}
+	for k, v := range t.Config {
+		d.Config[k] = v
+	}
+	remote := map[int32][]int{} // leader → indexes of the partitions it leads
+	for i, p := range t.Partitions {
+		pd := client.PartitionDescription{Partition: int32(p.ID), Leader: int32(p.Leader), LeaderEpoch: int32(p.LeaderEpoch),
+			Replicas: int32s(p.Replicas), ISR: int32s(p.ISR), UnderReplicated: p.UnderReplicated(),
+			HighWatermark: -1, LogEndOffset: -1, LogStartOffset: -1, SizeBytes: -1}
+		if len(p.Adding) > 0 {
+			pd.Adding = int32s(p.Adding)
+		}
+		if len(p.Removing) > 0 {
+			pd.Removing = int32s(p.Removing)
+		}
+		d.Partitions[i] = pd
+		switch {
+		case int32(p.Leader) == b.id || p.Leader < 0 || IsForwarded(ctx):
+			b.fillLocal(&d.Partitions[i], t.Name)
+		default:
+			remote[int32(p.Leader)] = append(remote[int32(p.Leader)], i)
+		}
+	}
+	for leader, idx := range remote {
+		pc, err := b.peer(leader)
+		if err != nil {
+			continue
+		}
+		rd, err := pc.DescribeTopic(ctx, t.Name)
+		if err != nil {
+			b.log.Debug("Describing partitions on their leader failed", "topic", t.Name, "leader", leader, "error", err)
+			continue
+		}
+		for _, i := range idx {
+			for _, rp := range rd.Partitions {
+				if rp.Partition == d.Partitions[i].Partition {
+					d.Partitions[i].HighWatermark, d.Partitions[i].LogEndOffset = rp.HighWatermark, rp.LogEndOffset
+					d.Partitions[i].LogStartOffset, d.Partitions[i].SizeBytes = rp.LogStartOffset, rp.SizeBytes
+				}
+			}
+		}
+	}
+	return d
+}
+
+// fillLocal copies this broker's replica offsets into pd; a partition this
+// broker does not host keeps -1.
+func (b *Broker) fillLocal(pd *client.PartitionDescription, topic string) {
+	info, err := b.replicas.PartitionInfo(topic, pd.Partition)
+	if err != nil {
+		return
+	}
+	pd.HighWatermark, pd.LogEndOffset, pd.LogStartOffset, pd.SizeBytes = info.HighWatermark, info.LogEndOffset, info.LogStartOffset, info.SizeBytes
+}
+
+// DeleteTopic deletes a topic; every broker removes its replicas as it
+// applies the deletion.
+func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
+	if t := b.image().Topic(name); t != nil && t.Internal {
+		return client.Errorf(client.CodeInvalidArgument, "topic %q is internal and cannot be deleted", name)
+	}
+	return apiError(b.node.DeleteTopic(ctx, name))
+}
+
+// AddPartitions raises a topic's partition count.
+func (b *Broker) AddPartitions(ctx context.Context, name string, partitions int32) error {
+	if partitions > b.settings.MaxPartitions {
+		return client.Errorf(client.CodeInvalidPartitions, "partitions must be at most %d (max.partitions.per.topic), got %d", b.settings.MaxPartitions, partitions)
+	}
+	if t := b.image().Topic(name); t != nil && t.Internal {
+		return client.Errorf(client.CodeInvalidArgument, "topic %q is internal; its partition count is fixed", name)
+	}
+	_, err := b.node.CreatePartitions(ctx, name, int(partitions))
+	return apiError(err)
+}
+
+// AlterTopicConfig changes a topic's overrides and returns them.
+func (b *Broker) AlterTopicConfig(ctx context.Context, name string, change ConfigChange) (map[string]string, error) {
+	cfg, err := b.node.AlterConfig(ctx, cluster.AlterConfigRequest{Topic: name, Set: change.Set, Delete: change.Remove, Replace: change.Replace})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return cfg, nil
+}
+
+// SetReplicationFactor starts moving a topic to rf replicas per partition.
+func (b *Broker) SetReplicationFactor(ctx context.Context, name string, rf int16) error {
+	_, err := b.node.ChangeReplicationFactor(ctx, name, int(rf))
+	return apiError(err)
+}
+
+// Metadata describes the cluster.
+func (b *Broker) Metadata(ctx context.Context) (*client.Metadata, error) {
+	img := b.image()
+	md := &client.Metadata{ClusterID: img.ClusterID, ControllerID: int32(b.node.ControllerID()),
+		Brokers: b.brokerInfos(img), Topics: []client.TopicDescription{}}
+	names := img.TopicNames()
+	sort.Strings(names)
+	for _, n := range names {
+		md.Topics = append(md.Topics, *b.describe(ctx, img.Topic(n)))
+	}
+	return md, nil
+}
+
+func (b *Broker) brokerInfos(img *metadata.Image) []client.BrokerInfo {
+	out := []client.BrokerInfo{}
+	for _, s := range img.BrokerSummaries() {
+		out = append(out, brokerInfo(s))
+	}
+	return out
+}
+
+func brokerInfo(s metadata.BrokerSummary) client.BrokerInfo {
+	return client.BrokerInfo{ID: int32(s.ID), Address: s.Address, Rack: s.Rack, State: s.State, Voter: s.Voter,
+		Partitions: s.Partitions, Leaders: s.Leaders, UnderReplicated: s.UnderReplicated, InSync: s.InSync}
+}
+
+// Brokers lists the brokers.
+func (b *Broker) Brokers(ctx context.Context) ([]client.BrokerInfo, error) {
+	return b.brokerInfos(b.image()), nil
+}
+
+// BrokerInfo describes one broker.
+func (b *Broker) BrokerInfo(ctx context.Context, id int32) (*client.BrokerInfo, error) {
+	s, err := b.node.Broker(int(id))
+	if err != nil {
+		return nil, apiError(err)
+	}
+	bi := brokerInfo(s)
+	return &bi, nil
+}
+
+// SafeToRestart says whether stopping broker id keeps min.insync.replicas.
+func (b *Broker) SafeToRestart(ctx context.Context, id int32) (*client.SafeToRestart, error) {
+	r, err := b.node.SafeToRestart(int(id))
+	if err != nil {
+		return nil, apiError(err)
+	}
+	out := &client.SafeToRestart{Broker: int32(r.Broker), Safe: r.Safe, Reasons: r.Reasons, Blocking: []client.BlockingPartition{}}
+	if out.Reasons == nil {
+		out.Reasons = []string{}
+	}
+	for _, bp := range r.Blocking {
+		out.Blocking = append(out.Blocking, blockingPartition(bp))
+	}
+	return out, nil
+}
+
+// Drain starts moving every replica off broker id.
+func (b *Broker) Drain(ctx context.Context, id int32) (int, error) {
+	n, err := b.node.Drain(ctx, int(id))
+	return n, apiError(err)
+}
+
+// CancelDrain lets a draining broker take replicas again.
+func (b *Broker) CancelDrain(ctx context.Context, id int32) error {
+	return apiError(b.node.CancelDrain(ctx, int(id)))
+}
+
+// RemoveBroker removes an empty broker from the cluster and the quorum.
+func (b *Broker) RemoveBroker(ctx context.Context, id int32) error {
+	return apiError(b.node.RemoveBroker(ctx, int(id)))
+}
+
+// RebalanceCluster evens out the replicas over the live brokers.
+func (b *Broker) RebalanceCluster(ctx context.Context) (int, error) {
+	n, err := b.node.Rebalance(ctx)
+	return n, apiError(err)
+}
+
+func blockingPartition(bp metadata.BlockingPartition) client.BlockingPartition {
+	return client.BlockingPartition{Topic: bp.Topic, Partition: int32(bp.Partition), ISR: int32s(bp.ISR), MinInsyncReplicas: bp.MinInsyncReplicas}
+}
