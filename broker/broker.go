@@ -90,9 +90,9 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("start metadata quorum: %w", err)
 	}
 	b.node = node
-	view := replicaView{node}
 	b.replicas, err = replica.NewManager(replica.Config{
-		BrokerID: cfg.ID, DataDir: cfg.DataDir, Metadata: view, ISR: view,
+		BrokerID: cfg.ID, DataDir: cfg.DataDir,
+		Metadata: replica.ClusterMetadata{Source: node}, ISR: replica.ClusterISR{Node: node},
 		LogConfig:         s.logConfig,
 		ReplicaLagTimeMax: s.ReplicaLagTimeMax, FetchWait: s.ReplicaFetchWaitMax, FetchMaxBytes: s.ReplicaFetchMaxBytes,
 		RetentionCheckInterval: s.LogRetentionCheckMs,
