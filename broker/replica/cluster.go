@@ -118,13 +118,42 @@ func toInts(xs []int32) []int {
 	return out
 }
 
-// Command is the metadata command that carries the request.
-func (r AlterISRRequest) Command() metadata.Command {
-	return metadata.Command{Type: metadata.CmdAlterISR, AlterISR: &metadata.AlterISR{
+// AlterISRProposer is broker/cluster's Node.AlterISR: it forwards the
+// change to the controller and returns the partition as committed.
+type AlterISRProposer interface {
+	AlterISR(ctx context.Context, req metadata.AlterISR) (*metadata.Partition, error)
+}
+
+// ClusterISR adapts broker/cluster's Node to ISRChanger.
+type ClusterISR struct {
+	Node AlterISRProposer
+}
+
+var _ ISRChanger = ClusterISR{}
+
+// AlterISR implements ISRChanger.
+func (c ClusterISR) AlterISR(ctx context.Context, req AlterISRRequest) (PartitionState, error) {
+	p, err := c.Node.AlterISR(ctx, req.command())
+	if err != nil {
+		return PartitionState{}, err
+	}
+	if p == nil {
+		// Committed without the state: the image will bring it.
+		return PartitionState{}, nil
+	}
+	return PartitionState{
+		Topic: req.Topic, Partition: req.Partition,
+		Replicas: toInt32s(p.Replicas), Leader: int32(p.Leader), LeaderEpoch: int32(p.LeaderEpoch),
+		ISR: toInt32s(p.ISR), PartitionEpoch: int32(p.PartitionEpoch),
+	}, nil
+}
+
+func (r AlterISRRequest) command() metadata.AlterISR {
+	return metadata.AlterISR{
 		Topic: r.Topic, Partition: int(r.Partition), Leader: int(r.LeaderID),
 		LeaderEpoch: int(r.LeaderEpoch), PartitionEpoch: int(r.PartitionEpoch),
 		ISR: toInts(r.ISR),
-	}}
+	}
 }
 
 // ISRFunc adapts a function to ISRChanger. A function that only knows

@@ -64,14 +64,20 @@ func (l *imageLog) apply(cmd metadata.Command) error {
 	return nil
 }
 
-// alterISR is the controller side of AlterISR: validate and commit.
-func (l *imageLog) alterISR(ctx context.Context, req AlterISRRequest) (PartitionState, error) {
-	if err := l.apply(req.Command()); err != nil {
-		return PartitionState{}, err
+// AlterISR is the controller side, as Node.AlterISR: validate, commit and
+// return the committed partition.
+func (l *imageLog) AlterISR(ctx context.Context, req metadata.AlterISR) (*metadata.Partition, error) {
+	if err := l.apply(metadata.Command{Type: metadata.CmdAlterISR, AlterISR: &req}); err != nil {
+		return nil, err
 	}
-	// Answer like a forwarding broker that only learns "committed": the
-	// leader must then wait for the image to trust the new ISR.
-	return PartitionState{}, nil
+	return l.Image().Partition(req.Topic, req.Partition), nil
+}
+
+// committedOnly answers like a broker that only learns "committed": the
+// leader must then wait for the image to trust the new ISR.
+func (l *imageLog) committedOnly(ctx context.Context, req AlterISRRequest) (PartitionState, error) {
+	_, err := l.AlterISR(ctx, req.command())
+	return PartitionState{}, err
 }
 
 func (l *imageLog) partition(topic string) *metadata.Partition {
@@ -80,12 +86,12 @@ func (l *imageLog) partition(topic string) *metadata.Partition {
 
 // clusterBrokers starts three brokers on the real metadata state machine,
 // registered with their addresses, and creates orders-0 on all three.
-func clusterBrokers(t *testing.T, lag time.Duration) (*imageLog, []*testBroker) {
+func clusterBrokers(t *testing.T, lag time.Duration, isr func(*imageLog) ISRChanger) (*imageLog, []*testBroker) {
 	l := newImageLog()
 	c := newMemCluster() // only the brokers' addresses are used
 	bs := startBrokers(t, c, 3, func(cfg *Config) {
 		cfg.Metadata = ClusterMetadata{Source: l}
-		cfg.ISR = ISRFunc(l.alterISR)
+		cfg.ISR = isr(l)
 		cfg.ReplicaLagTimeMax = lag
 	})
 	for _, b := range bs {
@@ -102,7 +108,16 @@ func clusterBrokers(t *testing.T, lag time.Duration) (*imageLog, []*testBroker) 
 }
 
 func TestClusterMetadataISRShrinkAndExpand(t *testing.T) {
-	l, bs := clusterBrokers(t, 600*time.Millisecond)
+	for name, isr := range map[string]func(*imageLog) ISRChanger{
+		"answer carries the partition": func(l *imageLog) ISRChanger { return ClusterISR{Node: l} },
+		"answer is only committed":     func(l *imageLog) ISRChanger { return ISRFunc(l.committedOnly) },
+	} {
+		t.Run(name, func(t *testing.T) { testClusterISRShrinkAndExpand(t, isr) })
+	}
+}
+
+func testClusterISRShrinkAndExpand(t *testing.T, isr func(*imageLog) ISRChanger) {
+	l, bs := clusterBrokers(t, 600*time.Millisecond, isr)
 	produce(t, bs[0], "orders", recordsOf("a", 5), AcksAll)
 
 	// A follower that stops fetching is shrunk away through the real
@@ -133,7 +148,7 @@ func TestClusterMetadataISRShrinkAndExpand(t *testing.T) {
 }
 
 func TestClusterMetadataFencedLeaderRejoinsAsFollower(t *testing.T) {
-	l, bs := clusterBrokers(t, DefaultReplicaLagTimeMax)
+	l, bs := clusterBrokers(t, DefaultReplicaLagTimeMax, func(l *imageLog) ISRChanger { return ClusterISR{Node: l} })
 	produce(t, bs[0], "orders", recordsOf("a", 5), AcksAll)
 
 	// Broker 0 writes what no follower fetches, then the controller

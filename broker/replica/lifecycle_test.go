@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -168,7 +169,16 @@ func TestInternalAPIRejectsStaleAndFutureEpochs(t *testing.T) {
 
 func TestRestartReopensAndUnassignedPartitionsAreDeleted(t *testing.T) {
 	c := newMemCluster()
-	bs := startBrokers(t, c, 3, nil)
+	var mu sync.Mutex
+	var events []string
+	bs := startBrokers(t, c, 3, func(cfg *Config) {
+		id := cfg.BrokerID
+		cfg.OnLeadershipChange = func(topic string, partition int32, leader bool, epoch int32) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, fmt.Sprintf("%d:%s-%d:%v:%d", id, topic, partition, leader, epoch))
+		}
+	})
 	threeReplicas(c, "orders", nil)
 	c.set(PartitionState{Topic: "solo", Partition: 0, Replicas: []int32{0}, Leader: 0, LeaderEpoch: 1, ISR: []int32{0}, PartitionEpoch: 1})
 	waitLeader(t, bs[0], "orders")
@@ -186,8 +196,8 @@ func TestRestartReopensAndUnassignedPartitionsAreDeleted(t *testing.T) {
 	c.mu.Unlock()
 	bs[0].start(t)
 	i := info(t, bs[0], "orders")
-	if i.IsLeader || i.LogEndOffset != 7 {
-		t.Errorf("reopened replica before metadata: %+v", i)
+	if i.IsLeader || i.LogEndOffset != 7 || i.HighWatermark != 7 {
+		t.Errorf("reopened replica before metadata: %+v (want log end and checkpointed HW 7)", i)
 	}
 	c.mu.Lock()
 	c.caughtUp, c.parts = true, saved
@@ -212,5 +222,14 @@ func TestRestartReopensAndUnassignedPartitionsAreDeleted(t *testing.T) {
 	})
 	if gone(bs[1], "orders") || gone(bs[0], "orders") {
 		t.Error("a still-assigned replica was deleted")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Broker 0 led both partitions twice (before and after its restart)
+	// and gave up solo when it was deleted; followers report nothing.
+	slices.Sort(events)
+	want := []string{"0:orders-0:true:1", "0:orders-0:true:1", "0:solo-0:false:1", "0:solo-0:true:1", "0:solo-0:true:1"}
+	if !slices.Equal(events, want) {
+		t.Errorf("leadership events %v, want %v", events, want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/storage"
 )
 
 // The internal HTTP API between replicas, mounted under /internal/replica/:
@@ -86,6 +88,8 @@ var wireErrors = []struct {
 	{ErrNotReplica, "NOT_REPLICA", http.StatusForbidden},
 	{errInvalidArgument, "INVALID_ARGUMENT", http.StatusBadRequest},
 	{ErrClosed, "NOT_READY", http.StatusServiceUnavailable},
+	// The partition is being deleted or the broker is stopping.
+	{storage.ErrClosed, "NOT_READY", http.StatusServiceUnavailable},
 }
 
 // encodeError maps an error to its wire form.
