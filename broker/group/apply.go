@@ -89,8 +89,11 @@ func (c *Coordinator) applyGeneration(g *group, r *record) {
 			continue
 		}
 		listed[gm.ID] = true
-		topics := slices.Clone(gm.Topics)
-		slices.Sort(topics)
+		var topics []string
+		if len(gm.Topics) > 0 {
+			topics = slices.Clone(gm.Topics)
+			slices.Sort(topics)
+		}
 		seen := fromMs(gm.Seen)
 		g.members[gm.ID] = &member{
 			id:               gm.ID,

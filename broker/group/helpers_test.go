@@ -140,7 +140,7 @@ func (j *flakyJournal) Append(ctx context.Context, group string, record []byte) 
 
 // env is a coordinator with its journal, clock and topics.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	c       *Coordinator
 	journal *flakyJournal
 	clock   *fakeClock
@@ -148,7 +148,7 @@ type env struct {
 	cfg     Config
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, journal: &flakyJournal{}, clock: &fakeClock{t: noon}, topics: newFakeTopics()}
 	e.topics.add("orders", 4)
@@ -180,14 +180,14 @@ func (e *env) restart() *Coordinator {
 	return c
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-func wantErr(t *testing.T, err, want error) {
+func wantErr(t testing.TB, err, want error) {
 	t.Helper()
 	if !errors.Is(err, want) {
 		t.Fatalf("error = %v, want %v", err, want)

@@ -12,7 +12,7 @@ import (
 
 // joinAll runs the joins concurrently, as clients do, and returns their
 // results in request order.
-func joinAll(t *testing.T, c *Coordinator, reqs ...JoinRequest) []JoinResult {
+func joinAll(t testing.TB, c *Coordinator, reqs ...JoinRequest) []JoinResult {
 	t.Helper()
 	return grow(t, c, reqs, nil)
 }
@@ -20,7 +20,7 @@ func joinAll(t *testing.T, c *Coordinator, reqs ...JoinRequest) []JoinResult {
 // grow runs the joins of newcomers and, once they have started a rebalance,
 // the rejoins of existing members (as clients do when a heartbeat answers
 // ErrRebalanceInProgress). Results come in the order existing, newcomers.
-func grow(t *testing.T, c *Coordinator, existing, newcomers []JoinRequest) []JoinResult {
+func grow(t testing.TB, c *Coordinator, existing, newcomers []JoinRequest) []JoinResult {
 	t.Helper()
 	reqs := append(append([]JoinRequest{}, existing...), newcomers...)
 	out := make([]JoinResult, len(reqs))
@@ -30,7 +30,7 @@ func grow(t *testing.T, c *Coordinator, existing, newcomers []JoinRequest) []Joi
 		wg.Go(func() { out[i], errs[i] = c.JoinGroup(bg, reqs[i]) })
 	}
 	if len(newcomers) > 0 && len(existing) > 0 {
-		waitState(t, c, reqs[0].Group, PreparingRebalance)
+		waitJoins(t, c, reqs[0].Group, len(newcomers))
 	}
 	for i := range existing {
 		wg.Go(func() { out[i], errs[i] = c.JoinGroup(bg, reqs[i]) })
@@ -125,7 +125,7 @@ func TestJoinSyncHeartbeat(t *testing.T) {
 }
 
 // waitState waits until a group reaches a state.
-func waitState(t *testing.T, c *Coordinator, g string, want State) {
+func waitState(t testing.TB, c *Coordinator, g string, want State) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -135,6 +135,28 @@ func waitState(t *testing.T, c *Coordinator, g string, want State) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("group %s never reached %v (now %v, %v)", g, want, d.State, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitJoins waits until n joins wait for a group's rebalance.
+func waitJoins(t testing.TB, c *Coordinator, group string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g, err := c.lockGroup(group, false)
+		must(t, err)
+		waiting := 0
+		if g != nil {
+			waiting = len(g.joins)
+			c.unlockGroup(g)
+		}
+		if waiting == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d joins waiting in %s, want %d", waiting, group, n)
 		}
 		time.Sleep(time.Millisecond)
 	}
