@@ -57,6 +57,8 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rec := &statusRecorder{ResponseWriter: w}
+	// Handler finds the route for metrics; ServeHTTP below matches again
+	// because only it sets the request's path values.
 	h, pattern := s.mux.Handler(r)
 	route := s.routes[pattern]
 	defer func() {
@@ -85,7 +87,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.unrouted(rec, r, h)
 		return
 	}
-	h.ServeHTTP(rec, r)
+	s.mux.ServeHTTP(rec, r)
 }
 
 // unrouted turns the mux's plain-text 404 and 405 into JSON errors, keeping

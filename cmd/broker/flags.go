@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kairolog/kairolog/broker"
+	"github.com/kairolog/kairolog/broker/cluster"
+)
+
+// options are the command line of the broker; every flag also reads
+// KAIRO_<FLAG> (upper case, dashes as underscores) when not given.
+type options struct {
+	id               int
+	dataDir          string
+	listen           string
+	raftListen       string
+	advertised       string
+	initialVoters    string
+	bootstrapServers string
+	rack             string
+	configFile       string
+	logLevel         string
+	logFormat        string
+	raftLogLevel     string
+}
+
+// flagHelp reports that -h printed the usage.
+var flagHelp = flag.ErrHelp
+
+// envName is the environment variable of a flag.
+func envName(flagName string) string {
+	return "KAIRO_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func parseOptions(args []string, getenv func(string) string, hostname string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.id, "id", hostnameOrdinal(hostname), "broker id (default: the ordinal at the end of the hostname, so pod kairo-2 is broker 2; 0 if none)")
+	fs.StringVar(&o.dataDir, "data-dir", "./data", "data directory: partition logs and the metadata quorum's state")
+	fs.StringVar(&o.listen, "listen", ":8080", "HTTP listen address (the public and internal API)")
+	fs.StringVar(&o.raftListen, "raft-listen", ":9093", "raft listen address of the metadata quorum")
+	fs.StringVar(&o.advertised, "advertised-address", "", "host:port other brokers and proxies reach this broker's HTTP listener at (default: the listen host, or the hostname, with the listen port)")
+	fs.StringVar(&o.initialVoters, "initial-voters", "", "metadata quorum at bootstrap: 0@host:9093,1@host:9093,… (empty: a one-voter cluster of this broker)")
+	fs.StringVar(&o.bootstrapServers, "bootstrap-servers", "", "HTTP addresses to register through when not a voter (default: the voters' hosts with this broker's HTTP port)")
+	fs.StringVar(&o.rack, "rack", "", "rack or zone, to spread replicas")
+	fs.StringVar(&o.configFile, "config-file", "", "Java-properties file of broker settings (docs/configuration.md)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&o.raftLogLevel, "raft-log-level", "warn", "log level of the raft library: debug, info, warn, error or off")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: broker [flags]\n\nRuns a KairoLog broker. Every flag can also be set with KAIRO_<FLAG>, e.g. KAIRO_DATA_DIR.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, flagHelp
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || envErr != nil {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if o.id < 0 {
+		return nil, fmt.Errorf("--id must not be negative")
+	}
+	return o, nil
+}
+
+var ordinalRE = regexp.MustCompile(`-(\d+)$`)
+
+// hostnameOrdinal is the StatefulSet ordinal of a pod name ("kairo-2" → 2).
+func hostnameOrdinal(hostname string) int {
+	host, _, _ := strings.Cut(hostname, ".")
+	m := ordinalRE.FindStringSubmatch(host)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// advertisedAddress is --advertised-address or one derived from the listen
+// address: its host when it names one, else the hostname.
+func advertisedAddress(o *options, hostname string) (string, error) {
+	if o.advertised != "" {
+		if _, _, err := net.SplitHostPort(o.advertised); err != nil {
+			return "", fmt.Errorf("--advertised-address %q: %w", o.advertised, err)
+		}
+		return o.advertised, nil
+	}
+	host, port, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return "", fmt.Errorf("--listen %q: %w", o.listen, err)
+	}
+	if host == "" || net.ParseIP(host).IsUnspecified() {
+		host = hostname
+		if host == "" {
+			host = "127.0.0.1"
+		}
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// brokerConfig builds the broker's Config from the options.
+func brokerConfig(o *options, hostname string) (broker.Config, []string, error) {
+	cfg := broker.Config{ID: int32(o.id), DataDir: o.dataDir, RaftListen: o.raftListen, Rack: o.rack,
+		RaftLogLevel: o.raftLogLevel, Settings: broker.DefaultSettings()}
+	var err error
+	if cfg.HTTPAdvertise, err = advertisedAddress(o, hostname); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.InitialVoters, err = cluster.ParseVoters(o.initialVoters); err != nil {
+		return cfg, nil, fmt.Errorf("--initial-voters: %w", err)
+	}
+	for _, s := range strings.Split(o.bootstrapServers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			s = strings.TrimPrefix(strings.TrimPrefix(s, "http://"), "https://")
+			cfg.BootstrapServers = append(cfg.BootstrapServers, s)
+		}
+	}
+	var unknown []string
+	if o.configFile != "" {
+		f, err := os.Open(o.configFile)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--config-file: %w", err)
+		}
+		defer f.Close()
+		props, err := broker.ParseProperties(f)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--config-file %s: %w", o.configFile, err)
+		}
+		if unknown, err = cfg.Settings.Apply(props); err != nil {
+			return cfg, nil, fmt.Errorf("--config-file %s: %w", o.configFile, err)
+		}
+	}
+	return cfg, unknown, nil
+}
