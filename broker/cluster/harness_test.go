@@ -132,7 +132,20 @@ func (c *testCluster) broker(id int) *testBroker {
 func (c *testCluster) stop(id int) {
 	tb := c.broker(id)
 	if n := tb.node.Swap(nil); n != nil {
+		start := time.Now()
 		n.Close()
+		if d := time.Since(start); d > time.Second {
+			c.t.Logf("closing broker %d took %v", id, d)
+		}
+	}
+	tb.srv.Close()
+}
+
+// crash stops broker id without the graceful controller handover.
+func (c *testCluster) crash(id int) {
+	tb := c.broker(id)
+	if n := tb.node.Swap(nil); n != nil {
+		n.shutdown(false)
 	}
 	tb.srv.Close()
 }
@@ -258,3 +271,8 @@ func describe(p *metadata.Partition) string {
 func isErr(err, target error) bool { return err != nil && errorsIs(err, target) }
 
 var errorsIs = errors.Is
+
+func alterReq(leader, leaderEpoch, partitionEpoch int, isr []int) metadata.AlterISR {
+	return metadata.AlterISR{Topic: "t", Partition: 0, Leader: leader, LeaderEpoch: leaderEpoch,
+		PartitionEpoch: partitionEpoch, ISR: isr}
+}

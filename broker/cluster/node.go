@@ -83,7 +83,7 @@ func Start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("raft listen: %w", err)
 	}
 	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: &streamLayer{Listener: ln, advertise: advertisedAddr(cfg.RaftAdvertise)},
+		Stream:  &streamLayer{Listener: ln, advertise: advertisedAddr(cfg.RaftAdvertise)},
 		MaxPool: 3, Timeout: 5 * time.Second, Logger: rlog,
 	})
 	if n.hadState, err = raft.HasExistingState(n.store, n.store, snaps); err != nil {
@@ -139,11 +139,15 @@ func (n *Node) bootstrapConfiguration() raft.Configuration {
 // Close leaves the quorum for now (not for good: see RemoveBroker). A
 // controller first hands raft leadership to another voter so the cluster
 // does not wait for an election timeout.
-func (n *Node) Close() error {
+func (n *Node) Close() error { return n.shutdown(true) }
+
+// shutdown stops the node; without handover it stops as abruptly as a
+// crash would (tests use that to measure failover).
+func (n *Node) shutdown(handover bool) error {
 	if n.cancel != nil {
 		n.cancel()
 	}
-	if n.raft != nil && n.raft.State() == raft.Leader {
+	if handover && n.raft != nil && n.raft.State() == raft.Leader {
 		_ = n.raft.LeadershipTransfer().Error()
 	}
 	n.wg.Wait()
