@@ -114,4 +114,3 @@ func errNotReady(format string, args ...any) error {
 	e.RetryAfterMs = 1000
 	return e
 }
-
