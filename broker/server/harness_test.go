@@ -1,0 +1,245 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kairolog/kairolog/broker"
+	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/server"
+)
+
+// clock is a test clock for group membership: real time plus an offset the
+// test advances, so a 35 s stale wait takes no time.
+type clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+}
+
+// node is one in-process broker behind a real HTTP listener.
+type node struct {
+	t       testing.TB
+	b       *broker.Broker
+	srv     *httptest.Server
+	url     string
+	cancel  context.CancelFunc
+	runDone chan struct{}
+	cfg     broker.Config
+	ln      string
+}
+
+type nodeOptions struct {
+	dataDir  string
+	id       int32
+	voters   []cluster.Voter
+	raft     string // raft listen address
+	http     string // HTTP listen address ("" = a free port)
+	clock    *clock
+	settings *broker.Settings
+}
+
+func freePort(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// startNode starts a broker and its HTTP server; it does not wait for ready.
+func startNode(t testing.TB, o nodeOptions) *node {
+	t.Helper()
+	if o.dataDir == "" {
+		o.dataDir = t.TempDir()
+	}
+	if o.raft == "" {
+		o.raft = freePort(t)
+	}
+	if o.http == "" {
+		o.http = freePort(t)
+	}
+	ln, err := net.Listen("tcp", o.http)
+	for i := 0; err != nil && i < 50; i++ { // the previous run's socket may linger briefly
+		time.Sleep(100 * time.Millisecond)
+		ln, err = net.Listen("tcp", o.http)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := broker.DefaultSettings()
+	s.OffsetsTopicNumPartitions = 3
+	s.BrokerSessionTimeout = 2 * time.Second
+	if o.settings != nil {
+		s = *o.settings
+	}
+	cfg := broker.Config{ID: o.id, DataDir: o.dataDir, HTTPAdvertise: ln.Addr().String(), RaftListen: o.raft,
+		InitialVoters: o.voters, Settings: s, Logger: quietLogger(), RaftLogOutput: io.Discard, RaftLogLevel: "off"}
+	if o.clock != nil {
+		cfg.Now = o.clock.Now
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &node{t: t, b: b, srv: srv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}), cfg: cfg, ln: ln.Addr().String()}
+	go func() { _ = b.Run(ctx); close(n.runDone) }()
+	t.Cleanup(n.stop)
+	return n
+}
+
+// stop shuts the broker down gracefully (idempotent).
+func (n *node) stop() {
+	if n.cancel == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = n.b.ControlledShutdown(ctx)
+	n.srv.Close()
+	n.cancel()
+	_ = n.b.Close()
+	<-n.runDone
+	n.cancel = nil
+}
+
+func (n *node) waitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, _ := n.do(t, "GET", "/ready", "")
+		if st == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			_, body := n.do(t, "GET", "/ready", "")
+			t.Fatalf("broker %d not ready: %s", n.cfg.ID, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startSingle is a ready one-voter broker.
+func startSingle(t testing.TB, o nodeOptions) *node {
+	n := startNode(t, o)
+	n.waitReady(t)
+	return n
+}
+
+var httpClient = &http.Client{Timeout: 60 * time.Second}
+
+// do sends a request and returns the status and body.
+func (n *node) do(t testing.TB, method, path, body string) (int, string) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, n.url+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// expect sends a request, checks the status, and decodes the reply.
+func (n *node) expect(t testing.TB, method, path, body string, status int) map[string]any {
+	t.Helper()
+	st, b := n.do(t, method, path, body)
+	if st != status {
+		t.Fatalf("%s %s %s: status %d, want %d: %s", method, path, body, st, status, b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(b), &m); err != nil {
+		t.Fatalf("%s %s: reply is not a JSON object: %q", method, path, b)
+	}
+	return m
+}
+
+// sameJSON compares got with the JSON want after normalising both.
+func sameJSON(t testing.TB, what string, got any, want string) {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad expectation %q: %v", want, err)
+	}
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(w)
+	if !bytes.Equal(gb, wb) {
+		t.Fatalf("%s:\n got  %s\n want %s", what, gb, wb)
+	}
+}
+
+// subset checks that every field of want is in got with the same value.
+func subset(t testing.TB, what string, got map[string]any, want string) {
+	t.Helper()
+	var w map[string]any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad expectation %q: %v", want, err)
+	}
+	for k, v := range w {
+		gb, _ := json.Marshal(got[k])
+		wb, _ := json.Marshal(v)
+		if !bytes.Equal(gb, wb) {
+			t.Fatalf("%s: field %q = %s, want %s (reply %v)", what, k, gb, wb, got)
+		}
+	}
+}
+
+// ids strips last_seen from a members array, for the seed's id-only shapes.
+func ids(v any) []map[string]any {
+	var out []map[string]any
+	for _, m := range v.([]any) {
+		out = append(out, map[string]any{"id": m.(map[string]any)["id"]})
+	}
+	return out
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
