@@ -13,9 +13,9 @@ import (
 //   - a rebalance whose members have all rejoined, or whose deadline has
 //     passed, is completed (this is how a rebalance inherited from the
 //     journal ends when nobody rejoins);
-//   - members not seen for their session timeout (the member's own, else the
-//     group's, else Config.SessionTimeout) are removed; a protocol member's
-//     removal starts a rebalance;
+//   - members not seen for their session timeout (the group's, else the
+//     member's own from JoinGroup, else Config.SessionTimeout) are removed;
+//     a protocol member's removal starts a rebalance;
 //   - if members were removed, the group's saved assignments are deleted
 //     when no member is left, and otherwise recomputed over the remaining
 //     members for every saved topic that still exists (a topic that does not
@@ -40,7 +40,7 @@ func (c *Coordinator) cleanupGroup(ctx context.Context, id string, now time.Time
 	}
 	defer c.unlockGroup(g)
 	if g.state == PreparingRebalance && (g.allJoined() || !now.Before(g.rebalanceDeadline)) {
-		c.completeRebalance(ctx, g)
+		c.completeRebalance(ctx, g, now)
 	}
 	removed, err := c.removeStale(ctx, g, now, func(m *member) time.Duration { return c.memberSessionTimeout(g, m) })
 	if err != nil || len(removed) == 0 {

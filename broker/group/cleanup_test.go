@@ -164,6 +164,20 @@ func TestCleanupOnceUsesGroupAndMemberSessionTimeouts(t *testing.T) {
 	if m, _ := e.c.Members("proto"); len(m) != 0 {
 		t.Fatalf("member %s outlived its session", res.MemberID)
 	}
+
+	// The group's configured session timeout is enforced over the member's.
+	_, err = e.c.SetConfig(bg, "enforced", GroupConfig{SessionTimeout: time.Minute})
+	must(t, err)
+	_, err = e.c.JoinGroup(bg, JoinRequest{Group: "enforced", Topics: []string{"orders"}, SessionTimeout: 10 * time.Second})
+	must(t, err)
+	must(t, e.c.CleanupOnce(bg, at(12, 0).Add(59*time.Second)))
+	if m, _ := e.c.Members("enforced"); len(m) != 1 {
+		t.Fatal("member removed before the group's session timeout")
+	}
+	must(t, e.c.CleanupOnce(bg, at(12, 1).Add(time.Second)))
+	if m, _ := e.c.Members("enforced"); len(m) != 0 {
+		t.Fatal("member outlived the group's session timeout")
+	}
 }
 
 func TestRunCleanup(t *testing.T) {

@@ -10,8 +10,10 @@ import (
 // GroupConfig is a group's own settings (PUT /groups/{g}/config).
 type GroupConfig struct {
 	// SessionTimeout is how long a member may go unseen before the cleanup
-	// pass removes it; zero means the coordinator's default. A member's own
-	// session timeout (JoinRequest) takes precedence.
+	// pass removes it. It applies to every member, including protocol
+	// members that asked for another one when they joined; zero means no
+	// group setting (then a member's own timeout, else the coordinator's
+	// default, applies).
 	SessionTimeout time.Duration
 	// AssignmentStrategy is StrategyRange (the default, also for "") or
 	// StrategyRoundRobin.

@@ -65,7 +65,7 @@ func (c *Coordinator) settle(ctx context.Context, g *group) {
 		return
 	}
 	if g.allJoined() {
-		c.completeRebalance(ctx, g)
+		c.completeRebalance(ctx, g, c.now())
 		return
 	}
 	if g.timer != nil {
@@ -91,7 +91,7 @@ func (c *Coordinator) rebalanceExpired(g *group, epoch uint64) {
 		return
 	}
 	g.timer = nil
-	c.completeRebalance(context.Background(), g)
+	c.completeRebalance(context.Background(), g, c.now())
 	c.unlockGroup(g)
 }
 
@@ -99,11 +99,10 @@ func (c *Coordinator) rebalanceExpired(g *group, epoch uint64) {
 // next generation, protocol members without one are dropped, the group's
 // strategy assigns the subscribed partitions, the generation is journaled
 // and every waiting join is answered.
-func (c *Coordinator) completeRebalance(ctx context.Context, g *group) {
+func (c *Coordinator) completeRebalance(ctx context.Context, g *group, now time.Time) {
 	// The generation belongs to the whole group, not to the request that
 	// happened to complete it: a cancelled caller must not abort the write.
 	ctx = context.WithoutCancel(ctx)
-	now := c.now()
 	ids := make([]string, 0, len(g.joins))
 	for id := range g.joins {
 		ids = append(ids, id)

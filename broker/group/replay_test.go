@@ -47,7 +47,7 @@ func scenario(t testing.TB, e *env) (protocolMember string) {
 	}
 	must(t, e.c.CommitOffsets(bg, CommitRequest{Group: "proto", MemberID: res[0].MemberID, Generation: res[0].Generation,
 		Offsets: []OffsetCommit{{Topic: "payments", Partition: 2, Offset: 9, Metadata: "meta"}}}))
-	e.clock.Advance(10 * time.Second) // over a third of the session: journaled
+	e.clock.Advance(25 * time.Second) // over a third of the group's session timeout: journaled
 	must(t, e.c.HeartbeatGroup(bg, "proto", res[1].MemberID, res[1].Generation))
 	must(t, e.c.Join(bg, "proto", "simple"))
 

@@ -223,13 +223,18 @@ func (c *Coordinator) touch(ctx context.Context, g *group, m *member, always boo
 	return c.write(ctx, g, &record{Type: recSeen, TS: toMs(now), ID: m.id})
 }
 
-// memberSessionTimeout is how long m may go unseen: its own session timeout,
-// else the group's, else the coordinator's default.
+// memberSessionTimeout is how long m may go unseen: the group's configured
+// session timeout when it has one (the operator's ConsumerGroup enforces
+// it), else the timeout the member asked for when it joined, else the
+// coordinator's default.
 func (c *Coordinator) memberSessionTimeout(g *group, m *member) time.Duration {
+	if g.config != nil && g.config.SessionTimeout > 0 {
+		return g.config.SessionTimeout
+	}
 	if m.sessionTimeout > 0 {
 		return m.sessionTimeout
 	}
-	return c.groupSessionTimeout(g)
+	return c.sessionTimeout
 }
 
 // groupSessionTimeout is the group's configured session timeout or the default.
