@@ -153,12 +153,11 @@ func (c *Coordinator) completeRebalance(ctx context.Context, g *group, now time.
 	if len(ids) > 0 {
 		g.state = CompletingRebalance
 	}
-	joined := g.joinedMembers()
 	for _, id := range ids {
 		j := g.joins[id]
 		delete(g.joins, id)
 		j.reply <- joinReply{res: JoinResult{
-			Group: g.id, MemberID: id, Generation: g.generation, Leader: g.leader, Members: joined,
+			Group: g.id, MemberID: id, Generation: g.generation, Leader: g.leader, Members: g.joinedMembers(),
 		}}
 	}
 }

@@ -301,3 +301,22 @@ func FuzzReplay(f *testing.F) {
 		}
 	})
 }
+
+// Compaction writes a snapshot before the records appended while it was
+// taken; those records then replay onto a state that already holds them.
+// Replaying any suffix of the journal again must leave the state as it is.
+func TestReplayingASuffixAgainChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	scenario(t, e)
+	records := e.journal.Records()
+	want := view(e.restart())
+	for k := range records {
+		c := e.restart()
+		for _, r := range records[k:] {
+			must(t, c.Replay(r))
+		}
+		if got := view(c); !reflect.DeepEqual(got, want) {
+			t.Fatalf("replaying records %d.. again changed the state:\n%+v\nwant\n%+v", k, got, want)
+		}
+	}
+}

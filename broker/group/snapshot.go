@@ -4,7 +4,11 @@ import "sort"
 
 // Snapshot returns records that recreate the current state of every group
 // when replayed into an empty coordinator, so the owner can compact the
-// journal: append the snapshot, then drop the records before it. Joins that
+// journal: the snapshot replaces every record appended before Snapshot was
+// called, and records appended since then are kept after it. (Groups are
+// captured one by one while the coordinator serves, so some of those later
+// records may already be in the snapshot; replaying a record onto a state
+// that holds it changes nothing.) Joins that
 // are still waiting are not part of it (their clients join again when the
 // coordinator changes); everything else is, including last-seen times newer
 // than the journal's and a rebalance that is pending because of a journaled
