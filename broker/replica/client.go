@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -26,9 +27,10 @@ func newPeerClient(c *http.Client) *peerClient {
 	return &peerClient{http: c}
 }
 
+// baseURL accepts a broker's advertised address with or without a scheme.
 func baseURL(addr string) string {
-	if len(addr) > 7 && (addr[:7] == "http://" || (len(addr) > 8 && addr[:8] == "https://")) {
-		return addr
+	if strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://") {
+		return strings.TrimSuffix(addr, "/")
 	}
 	return "http://" + addr
 }

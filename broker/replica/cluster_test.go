@@ -117,7 +117,7 @@ func TestClusterMetadataISRShrinkAndExpand(t *testing.T) {
 }
 
 func testClusterISRShrinkAndExpand(t *testing.T, isr func(*imageLog) ISRChanger) {
-	l, bs := clusterBrokers(t, 600*time.Millisecond, isr)
+	l, bs := clusterBrokers(t, time.Second, isr)
 	produce(t, bs[0], "orders", recordsOf("a", 5), AcksAll)
 
 	// A follower that stops fetching is shrunk away through the real

@@ -215,7 +215,7 @@ func (m *Manager) openPartition(topic string, partition int32, overrides map[str
 	if err != nil {
 		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
 	}
-	p := newPartition(topic, partition, dir, lg, m.env)
+	p := newPartition(topic, partition, lg, m.env)
 	m.mu.Lock()
 	m.partitions[key] = p
 	m.configs[key] = overrides

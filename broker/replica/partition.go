@@ -45,7 +45,6 @@ func (r role) String() string {
 type Partition struct {
 	topic string
 	id    int32
-	dir   string
 	log   *storage.Log
 	env   *partitionEnv
 
@@ -98,20 +97,14 @@ type partitionCounters struct {
 	isrExpands           atomic.Int64
 }
 
-func newPartition(topic string, id int32, dir string, log *storage.Log, env *partitionEnv) *Partition {
+func newPartition(topic string, id int32, log *storage.Log, env *partitionEnv) *Partition {
 	return &Partition{
-		topic: topic, id: id, dir: dir, log: log, env: env,
+		topic: topic, id: id, log: log, env: env,
 		state:  PartitionState{Topic: topic, Partition: id, Leader: NoLeader, LeaderEpoch: -1, PartitionEpoch: -1},
 		minISR: 1,
 		hw:     log.LogStartOffset(),
 	}
 }
-
-// Topic returns the partition's topic.
-func (p *Partition) Topic() string { return p.topic }
-
-// ID returns the partition number.
-func (p *Partition) ID() int32 { return p.id }
 
 // applyState moves the replica to the role the metadata gives it. It is
 // called by the manager's single metadata goroutine, so calls never overlap.
@@ -121,6 +114,9 @@ func (p *Partition) applyState(st PartitionState) {
 	cur := p.state
 	curRole := p.role
 	p.mu.Unlock()
+	if st.LeaderEpoch < cur.LeaderEpoch {
+		return // an image older than one already applied
+	}
 
 	switch {
 	case st.Leader == self:

@@ -116,7 +116,7 @@ func TestAcksAllRefusedBelowMinISR(t *testing.T) {
 
 func TestISRShrinksWhenFollowerStopsAndExpandsWhenItReturns(t *testing.T) {
 	c := newMemCluster()
-	lag := func(cfg *Config) { cfg.ReplicaLagTimeMax = 600 * time.Millisecond }
+	lag := func(cfg *Config) { cfg.ReplicaLagTimeMax = time.Second }
 	bs := startBrokers(t, c, 3, lag)
 	threeReplicas(c, "orders", map[string]string{"min.insync.replicas": "2"})
 	waitLeader(t, bs[0], "orders")
