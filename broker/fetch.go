@@ -42,6 +42,9 @@ func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error
 		return b.proxyFetch(ctx, args, leader)
 	}
 	res, err := b.localFetch(ctx, args)
+	if err != nil && b.lagging(err, args.Topic, args.Partition) && b.awaitLeader(ctx, args.Topic, args.Partition) {
+		res, err = b.localFetch(ctx, args)
+	}
 	var nl *replica.NotLeaderError
 	if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
 		// Leadership moved before this broker's image showed it.

@@ -119,6 +119,9 @@ func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args Produ
 			acks = replica.AcksAll
 		}
 		base, _, err := b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
+		if err != nil && b.lagging(err, args.Topic, p) && b.awaitLeader(ctx, args.Topic, p) {
+			base, _, err = b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
+		}
 		var nl *replica.NotLeaderError
 		if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
 			return b.proxyProduce(ctx, args, p, nl.Leader, idx, positions)

@@ -25,6 +25,7 @@ func (b *Broker) CreateTopic(ctx context.Context, spec TopicSpec) (*client.Creat
 	if err != nil {
 		return nil, apiError(err)
 	}
+	b.awaitLocalLeaders(ctx, t)
 	return &client.CreateTopicResponse{Status: "created", Name: t.Name, TopicID: t.ID,
 		Partitions: int32(len(t.Partitions)), ReplicationFactor: int16(t.ReplicationFactor())}, nil
 }
@@ -126,8 +127,12 @@ func (b *Broker) AddPartitions(ctx context.Context, name string, partitions int3
 	if t := b.image().Topic(name); t != nil && t.Internal {
 		return client.Errorf(client.CodeInvalidArgument, "topic %q is internal; its partition count is fixed", name)
 	}
-	_, err := b.node.CreatePartitions(ctx, name, int(partitions))
-	return apiError(err)
+	t, err := b.node.CreatePartitions(ctx, name, int(partitions))
+	if err != nil {
+		return apiError(err)
+	}
+	b.awaitLocalLeaders(ctx, t)
+	return nil
 }
 
 // AlterTopicConfig changes a topic's overrides and returns them.
