@@ -8,7 +8,8 @@ import "sort"
 // called, and records appended since then are kept after it. (Groups are
 // captured one by one while the coordinator serves, so some of those later
 // records may already be in the snapshot; replaying a record onto a state
-// that holds it changes nothing.) Joins that
+// that holds it changes nothing, except that a member's last-seen time may
+// go back to that record's time until its next heartbeat.) Joins that
 // are still waiting are not part of it (their clients join again when the
 // coordinator changes); everything else is, including last-seen times newer
 // than the journal's and a rebalance that is pending because of a journaled
