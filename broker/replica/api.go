@@ -54,7 +54,7 @@ func (m *Manager) Fetch(ctx context.Context, topic string, partition int32, offs
 	return p.read(ctx, offset, maxBytes, maxRecords, wait)
 }
 
-func (p *Partition) read(ctx context.Context, offset int64, maxBytes, maxRecords int, wait time.Duration) (FetchResult, error) {
+func (p *partition) read(ctx context.Context, offset int64, maxBytes, maxRecords int, wait time.Duration) (FetchResult, error) {
 	p.mu.Lock()
 	if p.closed || p.role != roleLeader {
 		err := p.notLeaderLocked()
@@ -127,7 +127,7 @@ func (m *Manager) PartitionInfo(topic string, partition int32) (PartitionInfo, e
 	return p.info(), nil
 }
 
-func (p *Partition) info() PartitionInfo {
+func (p *partition) info() PartitionInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return PartitionInfo{

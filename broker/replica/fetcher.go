@@ -38,7 +38,7 @@ func (f *fetcher) stop() {
 }
 
 // startFetcher launches a fetcher for p following leader in epoch.
-func (m *Manager) startFetcher(p *Partition, leader, epoch int32) *fetcher {
+func (m *Manager) startFetcher(p *partition, leader, epoch int32) *fetcher {
 	ctx, cancel := context.WithCancel(m.ctx)
 	f := &fetcher{cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -59,7 +59,7 @@ func (m *Manager) startFetcher(p *Partition, leader, epoch int32) *fetcher {
 //  3. If the leader says the offset is below its log start (retention went
 //     past this replica), restart the log there; if it is above its log end,
 //     truncate to it.
-func (m *Manager) runFetcher(ctx context.Context, p *Partition, leader, epoch int32) {
+func (m *Manager) runFetcher(ctx context.Context, p *partition, leader, epoch int32) {
 	log := m.logger.With("topic", p.topic, "partition", p.id, "leader", leader, "epoch", epoch)
 	truncated := false
 	var lastErr string
@@ -135,7 +135,7 @@ func (m *Manager) runFetcher(ctx context.Context, p *Partition, leader, epoch in
 }
 
 // truncateToLeader is step 1 of runFetcher.
-func (m *Manager) truncateToLeader(ctx context.Context, p *Partition, addr string, leader, epoch int32) error {
+func (m *Manager) truncateToLeader(ctx context.Context, p *partition, addr string, leader, epoch int32) error {
 	latest := p.log.LatestEpoch()
 	if latest < 0 {
 		return nil // nothing written in any epoch: nothing to disagree on

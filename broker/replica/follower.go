@@ -8,7 +8,7 @@ import (
 // just sit, with no fetcher, while the partition has no leader). Waiters on
 // the old leadership are woken and fail with NotLeader; the fetcher starts by
 // truncating the log to where it agrees with the new leader.
-func (p *Partition) becomeFollower(st PartitionState) {
+func (p *partition) becomeFollower(st PartitionState) {
 	p.roleMu.Lock()
 	p.mu.Lock()
 	if p.closed {
@@ -44,7 +44,7 @@ func (p *Partition) becomeFollower(st PartitionState) {
 // isFollowing reports whether the replica still follows leader in epoch; a
 // fetcher checks it (under roleMu) before every write so a fetcher of an
 // ended leadership never touches the log.
-func (p *Partition) isFollowingLocked(leader, epoch int32) bool {
+func (p *partition) isFollowingLocked(leader, epoch int32) bool {
 	return !p.closed && p.role == roleFollower && p.state.Leader == leader && p.state.LeaderEpoch == epoch
 }
 
@@ -52,7 +52,7 @@ func (p *Partition) isFollowingLocked(leader, epoch int32) bool {
 // the leader's high watermark (capped at what this replica has) and moves
 // the log start up to the leader's, so records the leader has deleted
 // (retention) disappear here too.
-func (p *Partition) appendAsFollower(leader, epoch int32, batches []byte, leaderHW, leaderLogStart int64) error {
+func (p *partition) appendAsFollower(leader, epoch int32, batches []byte, leaderHW, leaderLogStart int64) error {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	p.mu.Lock()
@@ -83,7 +83,7 @@ func (p *Partition) appendAsFollower(leader, epoch int32, batches []byte, leader
 // truncateTo cuts the follower's log back to offset (a no-op at or past the
 // log end). The high watermark is capped at the new end: only a deposed
 // leader's unreplicated tail is ever cut, and that was above every HW.
-func (p *Partition) truncateTo(leader, epoch int32, offset int64) error {
+func (p *partition) truncateTo(leader, epoch int32, offset int64) error {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	p.mu.Lock()
@@ -109,7 +109,7 @@ func (p *Partition) truncateTo(leader, epoch int32, offset int64) error {
 
 // restartAt empties the follower's log and restarts it at the leader's log
 // start offset, for a follower whose whole log is below it.
-func (p *Partition) restartAt(leader, epoch int32, offset int64) error {
+func (p *partition) restartAt(leader, epoch int32, offset int64) error {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	p.mu.Lock()

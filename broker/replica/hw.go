@@ -19,7 +19,7 @@ type followerProgress struct {
 
 // updateFollowerLocked records a fetch at fetchOffset while the leader's log
 // ends at leaderLEO, then moves the high watermark and the ISR as it allows.
-func (p *Partition) updateFollowerLocked(id int32, fp *followerProgress, fetchOffset, leaderLEO int64) {
+func (p *partition) updateFollowerLocked(id int32, fp *followerProgress, fetchOffset, leaderLEO int64) {
 	now := p.env.now()
 	switch {
 	case fetchOffset >= leaderLEO:
@@ -39,7 +39,7 @@ func (p *Partition) updateFollowerLocked(id int32, fp *followerProgress, fetchOf
 // maybeAdvanceHWLocked sets the high watermark to the smallest log end offset
 // in the maximal ISR (committed members plus those being added), never
 // lower than it was.
-func (p *Partition) maybeAdvanceHWLocked() {
+func (p *partition) maybeAdvanceHWLocked() {
 	if p.role != roleLeader {
 		return
 	}

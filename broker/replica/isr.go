@@ -21,7 +21,7 @@ const proposalBackoff = 500 * time.Millisecond
 // the controller commits its removal (the old ISR may still elect a leader);
 // a member being added counts at once (it has everything below the HW, and
 // counting it can only hold the HW back). This is Kafka's "maximal ISR".
-func (p *Partition) maximalISRLocked() []int32 {
+func (p *partition) maximalISRLocked() []int32 {
 	isr := p.state.ISR
 	if p.pending == nil {
 		return isr
@@ -39,7 +39,7 @@ func (p *Partition) maximalISRLocked() []int32 {
 // reaches the high watermark and the start of this leadership's epoch (so it
 // holds everything this leader had when it was elected, even what is not yet
 // committed — Kafka KAFKA-7128).
-func (p *Partition) maybeExpandISRLocked(id int32, fp *followerProgress) {
+func (p *partition) maybeExpandISRLocked(id int32, fp *followerProgress) {
 	if p.pending != nil || slices.Contains(p.state.ISR, id) || !slices.Contains(p.state.Replicas, id) {
 		return
 	}
@@ -55,7 +55,7 @@ func (p *Partition) maybeExpandISRLocked(id int32, fp *followerProgress) {
 // leader stays caught up (each fetch at the log end refreshes it); one that
 // stops fetching leaves the ISR after the lag time even if no new record
 // arrives, so acks=all producers wait at most that long for a dead broker.
-func (p *Partition) maybeShrinkISR() {
+func (p *partition) maybeShrinkISR() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.env.now()
@@ -78,7 +78,7 @@ func (p *Partition) maybeShrinkISR() {
 	p.proposeLocked(isr)
 }
 
-func (p *Partition) proposeLocked(isr []int32) {
+func (p *partition) proposeLocked(isr []int32) {
 	prop := &isrProposal{
 		req: AlterISRRequest{
 			Topic: p.topic, Partition: p.id, LeaderID: p.env.brokerID,
@@ -95,7 +95,7 @@ func (p *Partition) proposeLocked(isr []int32) {
 // completeProposal applies the controller's answer to prop. The committed
 // state is trusted only if it still belongs to this leadership and is newer
 // than what the metadata has already delivered.
-func (p *Partition) completeProposal(prop *isrProposal, st PartitionState, err error) {
+func (p *partition) completeProposal(prop *isrProposal, st PartitionState, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.pending != prop {
@@ -120,7 +120,7 @@ func (p *Partition) completeProposal(prop *isrProposal, st PartitionState, err e
 
 // setISRLocked installs a committed ISR, counts the change for the metrics
 // and lets the high watermark move on if a member left.
-func (p *Partition) setISRLocked(isr []int32, partitionEpoch int32) {
+func (p *partition) setISRLocked(isr []int32, partitionEpoch int32) {
 	old := p.state.ISR
 	p.state.ISR = slices.Clone(isr)
 	p.state.PartitionEpoch = partitionEpoch

@@ -25,7 +25,7 @@ const (
 // follower fetcher stops, appends from now on carry the new epoch, and the
 // follower progress starts afresh (every follower must fetch again before it
 // counts towards the high watermark).
-func (p *Partition) becomeLeader(st PartitionState) {
+func (p *partition) becomeLeader(st PartitionState) {
 	p.roleMu.Lock()
 	p.mu.Lock()
 	if p.closed {
@@ -63,7 +63,7 @@ func (p *Partition) becomeLeader(st PartitionState) {
 
 // append writes one batch as leader and returns its first and last offsets
 // and the leader epoch it was stamped with.
-func (p *Partition) append(records []storage.Record, acks Acks) (base, last int64, epoch int32, err error) {
+func (p *partition) append(records []storage.Record, acks Acks) (base, last int64, epoch int32, err error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 
@@ -101,7 +101,7 @@ func (p *Partition) append(records []storage.Record, acks Acks) (base, last int6
 
 // waitReplicated waits for acks=all: until the high watermark passes last
 // while this replica still leads with epoch.
-func (p *Partition) waitReplicated(ctx context.Context, last int64, epoch int32, timeout time.Duration) error {
+func (p *partition) waitReplicated(ctx context.Context, last int64, epoch int32, timeout time.Duration) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	_, ok, err := p.waitHW(ctx, last, epoch, t)
@@ -135,7 +135,7 @@ type followerFetchResult struct {
 // follower's progress (its fetch offset is its log end offset), which may
 // advance the high watermark and expand the ISR, then long-polls up to wait
 // for data past fetchOffset and returns raw batches.
-func (p *Partition) serveFollower(ctx context.Context, replicaID, epoch int32, fetchOffset int64, maxBytes int, wait time.Duration) (followerFetchResult, error) {
+func (p *partition) serveFollower(ctx context.Context, replicaID, epoch int32, fetchOffset int64, maxBytes int, wait time.Duration) (followerFetchResult, error) {
 	p.mu.Lock()
 	if err := p.checkLeaderEpochLocked(epoch); err != nil {
 		p.mu.Unlock()
@@ -183,7 +183,7 @@ func (p *Partition) serveFollower(ctx context.Context, replicaID, epoch int32, f
 }
 
 // checkLeaderEpochLocked validates a follower's view of the leadership.
-func (p *Partition) checkLeaderEpochLocked(epoch int32) error {
+func (p *partition) checkLeaderEpochLocked(epoch int32) error {
 	switch {
 	case p.closed || p.role != roleLeader:
 		return p.notLeaderLocked()
@@ -197,7 +197,7 @@ func (p *Partition) checkLeaderEpochLocked(epoch int32) error {
 
 // waitData blocks until the log end offset passes offset, wait passes, ctx
 // ends or the leadership of epoch ends.
-func (p *Partition) waitData(ctx context.Context, offset int64, epoch int32, wait time.Duration) error {
+func (p *partition) waitData(ctx context.Context, offset int64, epoch int32, wait time.Duration) error {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
@@ -222,7 +222,7 @@ func (p *Partition) waitData(ctx context.Context, offset int64, epoch int32, wai
 // endOffsetForEpoch answers a follower's OffsetsForLeaderEpoch: the largest
 // epoch not above requested that this leader's log knows, and where it ends
 // (the start of the next epoch, or the log end offset for the latest).
-func (p *Partition) endOffsetForEpoch(leaderEpoch, requested int32) (epoch int32, end int64, err error) {
+func (p *partition) endOffsetForEpoch(leaderEpoch, requested int32) (epoch int32, end int64, err error) {
 	// The write lock holds appends off, so the latest epoch and the log
 	// end offset below belong together.
 	p.roleMu.Lock()

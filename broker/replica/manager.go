@@ -81,7 +81,7 @@ type Manager struct {
 	wg     sync.WaitGroup
 
 	mu         sync.RWMutex
-	partitions map[partitionKey]*Partition
+	partitions map[partitionKey]*partition
 	// known is the latest metadata state of every partition, hosted or not,
 	// so a request for a partition led elsewhere learns its leader.
 	known map[partitionKey]PartitionState
@@ -131,7 +131,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		cfg:        cfg,
 		logger:     cfg.Logger.With("broker", cfg.BrokerID),
 		client:     newPeerClient(cfg.HTTPClient),
-		partitions: map[partitionKey]*Partition{},
+		partitions: map[partitionKey]*partition{},
 		known:      map[partitionKey]PartitionState{},
 		configs:    map[partitionKey]map[string]string{},
 	}
@@ -208,7 +208,7 @@ func parsePartitionDir(name string) (string, int32, bool) {
 
 // openPartition opens (creating if needed) the log of one partition and
 // registers it; only the metadata goroutine and NewManager call it.
-func (m *Manager) openPartition(topic string, partition int32, overrides map[string]string) (*Partition, error) {
+func (m *Manager) openPartition(topic string, partition int32, overrides map[string]string) (*partition, error) {
 	key := partitionKey{topic, partition}
 	dir := filepath.Join(m.cfg.DataDir, partitionDir(topic, partition))
 	lg, err := storage.Open(dir, m.cfg.LogConfig(overrides))
@@ -351,7 +351,7 @@ func (m *Manager) ApplyRetention() {
 
 // proposeISR sends prop to the controller in the background; the partition
 // applies the answer.
-func (m *Manager) proposeISR(p *Partition, prop *isrProposal) {
+func (m *Manager) proposeISR(p *partition, prop *isrProposal) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -362,7 +362,7 @@ func (m *Manager) proposeISR(p *Partition, prop *isrProposal) {
 	}()
 }
 
-func (m *Manager) hosted() []*Partition {
+func (m *Manager) hosted() []*partition {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return slices.Collect(maps.Values(m.partitions))
@@ -371,7 +371,7 @@ func (m *Manager) hosted() []*Partition {
 // partition returns a hosted partition, or the error a request for it
 // deserves: NotLeader with the leader if the partition exists elsewhere,
 // UnknownPartition otherwise.
-func (m *Manager) partition(topic string, partition int32) (*Partition, error) {
+func (m *Manager) partition(topic string, partition int32) (*partition, error) {
 	key := partitionKey{topic, partition}
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -32,7 +32,7 @@ func (r role) String() string {
 	return "none"
 }
 
-// Partition is one local replica: its log and, depending on its role, the
+// partition is one local replica: its log and, depending on its role, the
 // leader's view of the followers or the follower's fetcher.
 //
 // Locking: roleMu orders writes to the log against role changes. Produce and
@@ -42,7 +42,7 @@ func (r role) String() string {
 // truncation runs under a leader's append. mu guards the replication state
 // below it and is held only briefly, never across network I/O; the order is
 // roleMu, then mu, then the log's own lock.
-type Partition struct {
+type partition struct {
 	topic string
 	id    int32
 	log   *storage.Log
@@ -83,9 +83,9 @@ type partitionEnv struct {
 	now      func() time.Time
 	logger   *slog.Logger
 	// proposeISR sends an AlterISR to the controller, asynchronously.
-	proposeISR func(p *Partition, prop *isrProposal)
+	proposeISR func(p *partition, prop *isrProposal)
 	// startFetcher launches the follower's fetch loop for p.
-	startFetcher func(p *Partition, leader, epoch int32) *fetcher
+	startFetcher func(p *partition, leader, epoch int32) *fetcher
 }
 
 // partitionCounters are monotonically increasing, read by Stats.
@@ -97,8 +97,8 @@ type partitionCounters struct {
 	isrExpands           atomic.Int64
 }
 
-func newPartition(topic string, id int32, log *storage.Log, env *partitionEnv) *Partition {
-	return &Partition{
+func newPartition(topic string, id int32, log *storage.Log, env *partitionEnv) *partition {
+	return &partition{
 		topic: topic, id: id, log: log, env: env,
 		state:  PartitionState{Topic: topic, Partition: id, Leader: NoLeader, LeaderEpoch: -1, PartitionEpoch: -1},
 		minISR: 1,
@@ -108,7 +108,7 @@ func newPartition(topic string, id int32, log *storage.Log, env *partitionEnv) *
 
 // applyState moves the replica to the role the metadata gives it. It is
 // called by the manager's single metadata goroutine, so calls never overlap.
-func (p *Partition) applyState(st PartitionState) {
+func (p *partition) applyState(st PartitionState) {
 	self := p.env.brokerID
 	p.mu.Lock()
 	cur := p.state
@@ -139,7 +139,7 @@ func (p *Partition) applyState(st PartitionState) {
 }
 
 // updateState takes a newer ISR or config within the same leadership.
-func (p *Partition) updateState(st PartitionState) {
+func (p *partition) updateState(st PartitionState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if st.LeaderEpoch < p.state.LeaderEpoch {
@@ -172,7 +172,7 @@ func clonePartitionState(st PartitionState) PartitionState {
 
 // close stops the fetcher and wakes every waiter; the log is closed by the
 // manager afterwards.
-func (p *Partition) close() {
+func (p *partition) close() {
 	p.roleMu.Lock()
 	p.mu.Lock()
 	p.closed = true
@@ -189,19 +189,19 @@ func (p *Partition) close() {
 }
 
 // notLeaderLocked builds the error for a request that needs the leader.
-func (p *Partition) notLeaderLocked() error {
+func (p *partition) notLeaderLocked() error {
 	return &NotLeaderError{Topic: p.topic, Partition: p.id, Leader: p.state.Leader, Epoch: p.state.LeaderEpoch}
 }
 
 // leadership reports whether this replica leads and in which epoch.
-func (p *Partition) leadership() (leader bool, epoch int32) {
+func (p *partition) leadership() (leader bool, epoch int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.role == roleLeader, p.state.LeaderEpoch
 }
 
 // HighWatermark returns the replica's high watermark.
-func (p *Partition) HighWatermark() int64 {
+func (p *partition) HighWatermark() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.hw
@@ -210,7 +210,7 @@ func (p *Partition) HighWatermark() int64 {
 // waitHW blocks until the high watermark is above offset, the deadline
 // passes, ctx ends, or the partition stops being led with epoch (epoch < 0
 // skips that check). It returns the high watermark it saw last.
-func (p *Partition) waitHW(ctx context.Context, offset int64, epoch int32, deadline *time.Timer) (hw int64, woken bool, err error) {
+func (p *partition) waitHW(ctx context.Context, offset int64, epoch int32, deadline *time.Timer) (hw int64, woken bool, err error) {
 	for {
 		p.mu.Lock()
 		hw = p.hw
