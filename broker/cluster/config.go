@@ -22,14 +22,16 @@ import (
 //     few milliseconds on a LAN, and the new controller, whose clock for
 //     every broker starts when it takes over, fences after SessionTimeout.
 //
-// With these values that is ≈3.25 s and ≈3.5–4.3 s, under the 5 s target.
+// With these values that is ≈2.5–2.75 s and ≈3–3.75 s (plus the time to
+// commit the fence), under the 5 s target. Five missed heartbeats fence a
+// broker, so a brief stall does not.
 // A controlled shutdown moves leadership at once and does not wait for
 // any of these.
 const (
 	DefaultHeartbeatInterval       = 500 * time.Millisecond
-	DefaultSessionTimeout          = 3 * time.Second
+	DefaultSessionTimeout          = 2500 * time.Millisecond
 	DefaultRaftHeartbeatTimeout    = 500 * time.Millisecond
-	DefaultRaftElectionTimeout     = 500 * time.Millisecond
+	DefaultRaftElectionTimeout     = 1000 * time.Millisecond
 	DefaultLeaderRebalanceInterval = 5 * time.Second
 	DefaultOffsetsTopicPartitions  = 10
 	DefaultOffsetsTopicReplicas    = 3

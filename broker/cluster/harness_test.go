@@ -44,6 +44,13 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+func raftLogOutput() io.Writer {
+	if os.Getenv("KAIRO_TEST_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
+}
+
 func testLogger() *slog.Logger {
 	if os.Getenv("KAIRO_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -78,7 +85,7 @@ func (c *testCluster) config(id int, rack string) Config {
 	}
 	return Config{BrokerID: id, DataDir: c.t.TempDir(), RaftListen: raftAddr, HTTPAdvertise: freeAddr(c.t),
 		Rack: rack, InitialVoters: c.voters, JoinAddresses: join,
-		Logger: testLogger(), RaftLogOutput: io.Discard, RaftLogLevel: "off"}
+		Logger: testLogger(), RaftLogOutput: raftLogOutput(), RaftLogLevel: "warn"}
 }
 
 // start starts broker id with cfg, serving its internal HTTP paths.

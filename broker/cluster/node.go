@@ -110,14 +110,17 @@ func Start(cfg Config) (*Node, error) {
 
 // raftConfig tunes raft for fast failover: a follower that hears nothing
 // for RaftHeartbeatTimeout (randomised up to twice that) starts an
-// election; the leader steps down after LeaderLeaseTimeout without a
-// quorum.
+// election, and a candidate without a majority retries after
+// RaftElectionTimeout (randomised likewise; longer, so that split votes
+// resolve). The leader steps down after a heartbeat timeout without
+// hearing from a quorum: a shorter lease made leaders step down on busy
+// machines, where a scheduling stall of a few hundred milliseconds is common.
 func raftConfig(cfg Config, logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(strconv.Itoa(cfg.BrokerID))
 	rc.HeartbeatTimeout = cfg.RaftHeartbeatTimeout
 	rc.ElectionTimeout = cfg.RaftElectionTimeout
-	rc.LeaderLeaseTimeout = cfg.RaftHeartbeatTimeout / 2
+	rc.LeaderLeaseTimeout = cfg.RaftHeartbeatTimeout
 	rc.SnapshotThreshold = 4096
 	rc.Logger = logger
 	return rc

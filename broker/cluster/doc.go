@@ -1,0 +1,63 @@
+// Package cluster is KairoLog's metadata quorum and controller.
+//
+// Every broker runs a Node: a member of a hashicorp/raft group whose
+// replicated state machine is the cluster metadata (package metadata:
+// brokers, topics, replica placement, leaders, leader epochs, ISRs,
+// configs). The raft leader is the controller. It tracks broker
+// heartbeats, fences brokers silent for the session timeout, elects
+// partition leaders from the ISR (out-of-sync replicas only where a topic
+// sets unclean.leader.election.enable), commits ISR changes proposed by
+// partition leaders, drives reassignments and drains, and moves leadership
+// back to preferred replicas.
+//
+// # Lifecycle
+//
+// Start opens <data-dir>/metadata (raft-boltdb log, file snapshots),
+// listens for raft on Config.RaftListen and returns at once. An initial
+// voter without raft state bootstraps with the --initial-voters list
+// (identical on every voter); with state it never bootstraps again. Other
+// brokers join as non-voters through Config.JoinAddresses. Ready reports
+// when the broker has registered and caught up; Close leaves (handing
+// controllership to another voter first). For a clean stop call
+// ControlledShutdown, stop serving partitions, then Close.
+//
+// # Reading metadata
+//
+// Image returns the current *metadata.Image, immutable and safe to keep.
+// Subscribe delivers the newest image after every change (intermediate
+// images may be skipped; diff against the last one handled). CaughtUp is
+// the "replayed up to the controller's commit point" signal.
+//
+// # For the replica layer (broker/replica)
+//
+// For each partition whose Replicas hold this broker: lead it when
+// Leader == own id, stamping batches with LeaderEpoch; otherwise follow
+// Leader (NoLeader: wait). Replicas listed in Adding are catching up for
+// a reassignment and are not in the ISR yet; a replica that is no longer
+// listed is deleted. To shrink or expand the ISR the leader calls
+//
+//	node.AlterISR(ctx, metadata.AlterISR{Topic, Partition, Leader: self,
+//	    LeaderEpoch, PartitionEpoch, ISR})
+//
+// quoting the epochs of the partition it last saw. It returns the
+// committed partition (with its new PartitionEpoch), or
+// ErrFencedLeaderEpoch / ErrNotLeader (the broker no longer leads: wait
+// for the next image), ErrStalePartitionEpoch (re-read the image and
+// propose again), ErrInvalidISR (the leader must stay in the ISR, members
+// must be replicas, and fenced brokers cannot join). A reassignment
+// completes when its added replicas are in the ISR; the controller does
+// that in the same AlterISR. When the leader of a partition is fenced,
+// the controller removes it from the ISR and elects another ISR member;
+// the last ISR member stays in the ISR so it can lead again cleanly.
+//
+// # Admin operations and forwarding
+//
+// CreateTopic, DeleteTopic, CreatePartitions, AlterConfig,
+// ChangeReplicationFactor, EnsureOffsetsTopic, Drain, CancelDrain,
+// RemoveBroker, Rebalance, ControlledShutdown and AlterISR work on any
+// broker: off the controller they are POSTed to it under
+// /internal/controller/ (Handler serves these paths; the broker's HTTP
+// server mounts it). Errors wrap the sentinels re-exported here;
+// ErrorCode maps them to docs/api.md codes and statuses. Queries
+// (Brokers, Broker, SafeToRestart) read the local image.
+package cluster
