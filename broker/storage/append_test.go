@@ -115,6 +115,7 @@ func TestRollBySegmentMs(t *testing.T) {
 	if l.SegmentCount() != 2 {
 		t.Fatalf("%d segments after segment.ms passed", l.SegmentCount())
 	}
+	l.SetConfig(Config{SegmentMs: time.Hour})
 	if _, _, err := l.Append([]Record{{Value: []byte("z")}}, 0); err != nil || l.SegmentCount() != 2 {
 		t.Fatalf("fresh segment rolled again: %d, %v", l.SegmentCount(), err)
 	}

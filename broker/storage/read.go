@@ -97,11 +97,11 @@ func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
 	}
 	var out []byte
 	err = l.scan(offset, end, func(b []byte, h BatchHeader) (bool, error) {
-		if h.LastOffset() >= end || (maxBytes > 0 && len(out) > 0 && len(out)+len(b) > maxBytes) {
-			return false, nil
-		}
 		if err := checkCRC(b, h); err != nil {
 			return false, err
+		}
+		if h.LastOffset() >= end || (maxBytes > 0 && len(out) > 0 && len(out)+len(b) > maxBytes) {
+			return false, nil
 		}
 		out = append(out, b...)
 		return true, nil
@@ -125,11 +125,12 @@ func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
 	start, end := l.logStart.Load(), l.leo.Load()
 	found := end
 	visit := func(b []byte, h BatchHeader) (bool, error) {
-		if h.MaxTimestamp < ts {
-			return true, nil
-		}
+		// The header's timestamps are trusted only once the CRC passes.
 		if err := checkCRC(b, h); err != nil {
 			return false, err
+		}
+		if h.MaxTimestamp < ts {
+			return true, nil
 		}
 		var d recordDecoder
 		d.reset(b, h)
@@ -190,11 +191,18 @@ func (l *Log) scan(offset, end int64, fn func([]byte, BatchHeader) (bool, error)
 // scanSegment calls fn with the batches of s holding offsets in
 // [offset, end), starting from the sparse index's nearest entry below
 // offset. It reports whether fn wants more.
+//
+// Batches skipped on the way are judged by their headers alone, as in
+// Kafka. Offsets within a segment have no gaps, so landing on a batch that
+// starts past an offset inside the segment means a damaged header misled
+// the scan: that is reported as corruption rather than silently skipping
+// records.
 func scanSegment(s *segment, offset, end int64, fn func([]byte, BatchHeader) (bool, error)) (bool, error) {
 	pos := int64(0)
 	if offset > s.base {
 		pos = s.index.lookup(offset)
 	}
+	first := offset >= s.base
 	sc := newBatchScanner(s.log, pos, s.size.Load(), false)
 	for {
 		_, h, b, err := sc.next()
@@ -207,6 +215,10 @@ func scanSegment(s *segment, offset, end int64, fn func([]byte, BatchHeader) (bo
 		if h.LastOffset() < offset {
 			continue
 		}
+		if first && h.BaseOffset > offset {
+			return false, fmt.Errorf("%w: offset %d missing from segment %d", ErrCorrupt, offset, s.base)
+		}
+		first = false
 		if h.BaseOffset >= end {
 			return false, nil
 		}

@@ -37,6 +37,7 @@ type segment struct {
 	bytesSinceIndex int
 	rollBase        int64 // Unix ms from which segment.ms counts
 	indexDirty      bool  // index files are behind the in-memory indexes
+	indexUnsynced   bool  // index files written but not fsynced
 	unsynced        bool  // log bytes written since the last fsync
 }
 
@@ -128,31 +129,48 @@ func (s *segment) closeTimeIndex() {
 	s.indexDirty = true
 }
 
-// flush writes the index files if they changed and fsyncs log and indexes.
-func (s *segment) flush() error {
-	if s.unsynced {
-		if err := s.log.Sync(); err != nil {
-			return err
-		}
-		s.unsynced = false
-	}
+// writeIndexes writes the in-memory indexes to their files if they have
+// changed, without fsync.
+func (s *segment) writeIndexes() error {
 	if !s.indexDirty {
 		return nil
 	}
-	if err := writeFileSync(segmentPath(s.dir, s.base, indexSuffix), s.index.snapshot()); err != nil {
+	if err := os.WriteFile(segmentPath(s.dir, s.base, indexSuffix), s.index.snapshot(), 0o644); err != nil {
 		return err
 	}
-	if err := writeFileSync(segmentPath(s.dir, s.base, timeIndexSuffix), s.timeIndex.snapshot()); err != nil {
+	if err := os.WriteFile(segmentPath(s.dir, s.base, timeIndexSuffix), s.timeIndex.snapshot(), 0o644); err != nil {
 		return err
 	}
-	s.indexDirty = false
+	s.indexDirty, s.indexUnsynced = false, true
 	return nil
 }
 
-// seal finishes a segment that will take no more appends.
+// flush writes the index files if they changed and fsyncs log and indexes.
+func (s *segment) flush() error {
+	if err := s.writeIndexes(); err != nil {
+		return err
+	}
+	if s.indexUnsynced {
+		for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+			if err := syncFile(segmentPath(s.dir, s.base, suffix)); err != nil {
+				return err
+			}
+		}
+		s.indexUnsynced = false
+	}
+	return s.syncLog()
+}
+
+// seal finishes a segment that will take no more appends: final time index
+// entry, index files written, log fsynced. The index files are fsynced by
+// the next Flush or Close; until then a crash may damage them, and Open's
+// index checks rebuild them.
 func (s *segment) seal() error {
 	s.closeTimeIndex()
-	return s.flush()
+	if err := s.writeIndexes(); err != nil {
+		return err
+	}
+	return s.syncLog()
 }
 
 // syncLog fsyncs the log file only; the indexes of the segment at the
@@ -161,7 +179,7 @@ func (s *segment) syncLog() error {
 	if !s.unsynced {
 		return nil
 	}
-	if err := s.log.Sync(); err != nil {
+	if err := fsync(s.log); err != nil {
 		return err
 	}
 	s.unsynced = false
@@ -182,6 +200,19 @@ func (s *segment) remove() error {
 	return err
 }
 
+// syncFile fsyncs an existing file.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = fsync(f)
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
 // writeFileSync replaces path with data and fsyncs it.
 func writeFileSync(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -190,7 +221,7 @@ func writeFileSync(path string, data []byte) error {
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Sync()
+		err = fsync(f)
 	}
 	if e := f.Close(); err == nil {
 		err = e
