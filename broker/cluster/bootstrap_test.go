@@ -74,14 +74,25 @@ func TestVoterRestartDoesNotBootstrapAgain(t *testing.T) {
 		victim = 2
 	}
 	epoch := c.node(0).Image().Broker(victim).Epoch
+	// Restart from a raft snapshot plus the log entries after it.
+	c.eventually(5*time.Second, "the victim to see the topic", func() bool { return c.node(victim).Image().Topic("t") != nil })
+	if err := c.node(victim).raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.node(0).CreateTopic(ctxTimeout(t, 5*time.Second), CreateTopicRequest{Name: "after-snapshot", Partitions: 1, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	c.eventually(5*time.Second, "the victim to see the second topic", func() bool {
+		return c.node(victim).Image().Topic("after-snapshot") != nil
+	})
 	c.stop(victim)
 	n := c.restart(victim)
 	if !n.hadState {
 		t.Fatal("restarted voter found no raft state")
 	}
 	c.waitReady()
-	if n.Image().Topic("t") == nil {
-		t.Fatal("restarted voter lost the topic")
+	if n.Image().Topic("t") == nil || n.Image().Topic("after-snapshot") == nil {
+		t.Fatal("restarted voter lost a topic")
 	}
 	if got := n.Image().Broker(victim).Epoch; got <= epoch {
 		t.Fatalf("registration epoch %d did not grow past %d", got, epoch)
