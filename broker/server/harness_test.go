@@ -93,9 +93,7 @@ func startNode(t testing.TB, o nodeOptions) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := broker.DefaultSettings()
-	s.OffsetsTopicNumPartitions = 3
-	s.BrokerSessionTimeout = 2 * time.Second
+	s := testSettings()
 	if o.settings != nil {
 		s = *o.settings
 	}
@@ -242,4 +240,37 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// testSettings are the settings startNode uses by default.
+func testSettings() broker.Settings {
+	s := broker.DefaultSettings()
+	s.OffsetsTopicNumPartitions = 3
+	s.BrokerSessionTimeout = 2 * time.Second
+	return s
+}
+
+// noCleanupT lets a broker outlive the test that started it (the fuzz
+// target shares one broker across inputs).
+type noCleanupT struct{ *testing.T }
+
+func (noCleanupT) Cleanup(func()) {}
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+// checkErrorBody checks an error reply is {"error": "...", "code": "..."}.
+func checkErrorBody(t testing.TB, resp *http.Response) {
+	t.Helper()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("%s %s: error reply is not JSON: %v", resp.Request.Method, resp.Request.URL, err)
+	}
+	if msg, _ := body["error"].(string); msg == "" {
+		t.Fatalf("%s %s: error reply without a message: %v", resp.Request.Method, resp.Request.URL, body)
+	}
+	if code, _ := body["code"].(string); code == "" || code == "INTERNAL" {
+		t.Fatalf("%s %s: error reply code %v", resp.Request.Method, resp.Request.URL, body)
+	}
 }
