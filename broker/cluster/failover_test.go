@@ -48,7 +48,7 @@ func TestFailoverMovesLeadershipOffStoppedBrokers(t *testing.T) {
 	// (raft elections stall when the CPU is starved) gets more room.
 	limit := 5 * time.Second
 	if rounds < 3 {
-		limit = 2*DefaultSessionTimeout + 2*time.Second
+		limit = 3*DefaultSessionTimeout + 2*time.Second
 	}
 	var broker, ctl []time.Duration
 	for round := range rounds {
@@ -102,7 +102,7 @@ func (c *testCluster) failover(id int) time.Duration {
 	for _, n := range c.running() {
 		survivor = n
 	}
-	c.eventually(3*DefaultSessionTimeout, "leaders to move off the crashed broker", func() bool {
+	c.eventually(4*DefaultSessionTimeout, "leaders to move off the crashed broker", func() bool {
 		img := survivor.Image()
 		for _, old := range led {
 			p := img.Partition("events", old.ID)
