@@ -274,3 +274,34 @@ func checkErrorBody(t testing.TB, resp *http.Response) {
 		t.Fatalf("%s %s: error reply code %v", resp.Request.Method, resp.Request.URL, body)
 	}
 }
+
+// kafkaPartition is Kafka's default partitioner, computed independently of
+// the broker: toPositive(murmur2(key)) % n.
+func kafkaPartition(key string, n int32) int32 {
+	data := []byte(key)
+	const m = 0x5bd1e995
+	h := uint32(0x9747b28c) ^ uint32(len(data))
+	for len(data) >= 4 {
+		k := uint32(data[0]) | uint32(data[1])<<8 | uint32(data[2])<<16 | uint32(data[3])<<24
+		k *= m
+		k ^= k >> 24
+		k *= m
+		h = h*m ^ k
+		data = data[4:]
+	}
+	switch len(data) {
+	case 3:
+		h ^= uint32(data[2]) << 16
+		fallthrough
+	case 2:
+		h ^= uint32(data[1]) << 8
+		fallthrough
+	case 1:
+		h ^= uint32(data[0])
+		h *= m
+	}
+	h ^= h >> 13
+	h *= m
+	h ^= h >> 15
+	return int32(h&0x7fffffff) % n
+}
