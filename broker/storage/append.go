@@ -96,7 +96,9 @@ func (l *Log) AppendRaw(batches []byte) (last int64, err error) {
 func (l *Log) appendBatches(data []byte, hdrs []BatchHeader, cfg Config, now time.Time) error {
 	epochChanged := false
 	for _, h := range hdrs {
-		epochChanged = l.epochs.assign(h.LeaderEpoch, h.BaseOffset) || epochChanged
+		if h.LeaderEpoch > l.epochs.latest() {
+			epochChanged = l.epochs.assign(h.LeaderEpoch, h.BaseOffset) || epochChanged
+		}
 	}
 	if epochChanged {
 		// Persisted before the data: after a crash the cache may know an

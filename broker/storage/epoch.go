@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // epochEntry says that leader epoch Epoch wrote its first batch at
@@ -20,23 +21,42 @@ type epochEntry struct {
 type epochCache struct {
 	mu      sync.RWMutex
 	entries []epochEntry
+	// latestEpoch mirrors the last entry's epoch (-1 when empty) so that
+	// the append path reads it without locking.
+	latestEpoch atomic.Int32
+}
+
+func newEpochCache() *epochCache {
+	c := &epochCache{}
+	c.latestEpoch.Store(-1)
+	return c
+}
+
+// publish refreshes latestEpoch; callers hold mu.
+func (c *epochCache) publish() {
+	if n := len(c.entries); n > 0 {
+		c.latestEpoch.Store(c.entries[n-1].Epoch)
+	} else {
+		c.latestEpoch.Store(-1)
+	}
 }
 
 // loadEpochCache reads the checkpoint; ok is false when it is missing or
 // malformed, in which case the caller rebuilds it from the batches.
 func loadEpochCache(dir string) (c *epochCache, ok bool) {
-	c = &epochCache{}
+	c = newEpochCache()
 	rows, err := readCheckpoint(dir, leaderEpochFile, 2)
 	if err != nil {
 		return c, false
 	}
+	defer c.publish()
 	for _, r := range rows {
 		e := epochEntry{Epoch: int32(r[0]), StartOffset: r[1]}
 		if r[0] < 0 || r[0] > math.MaxInt32 || e.StartOffset < 0 {
-			return &epochCache{}, false
+			return newEpochCache(), false
 		}
 		if n := len(c.entries); n > 0 && (e.Epoch <= c.entries[n-1].Epoch || e.StartOffset < c.entries[n-1].StartOffset) {
-			return &epochCache{}, false
+			return newEpochCache(), false
 		}
 		c.entries = append(c.entries, e)
 	}
@@ -55,14 +75,7 @@ func (c *epochCache) persist(dir string) error {
 }
 
 // latest returns the newest epoch, or -1 when there is none.
-func (c *epochCache) latest() int32 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if len(c.entries) == 0 {
-		return -1
-	}
-	return c.entries[len(c.entries)-1].Epoch
-}
+func (c *epochCache) latest() int32 { return c.latestEpoch.Load() }
 
 // assign records that epoch starts at start if it is newer than the latest
 // epoch; it reports whether the cache changed. Negative epochs (batches
@@ -74,6 +87,7 @@ func (c *epochCache) assign(epoch int32, start int64) bool {
 		return false
 	}
 	c.entries = append(c.entries, epochEntry{epoch, start})
+	c.publish()
 	return true
 }
 
@@ -114,6 +128,7 @@ func (c *epochCache) truncateFromEnd(end int64) bool {
 	i := sort.Search(len(c.entries), func(i int) bool { return c.entries[i].StartOffset >= end })
 	changed := i < len(c.entries)
 	c.entries = c.entries[:i]
+	c.publish()
 	return changed
 }
 
@@ -129,6 +144,7 @@ func (c *epochCache) truncateFromStart(start int64) bool {
 	changed := i > 1 || c.entries[0].StartOffset != start
 	c.entries = append(c.entries[:0], c.entries[i-1:]...)
 	c.entries[0].StartOffset = start
+	c.publish()
 	return changed
 }
 
@@ -138,5 +154,6 @@ func (c *epochCache) clear() bool {
 	defer c.mu.Unlock()
 	changed := len(c.entries) > 0
 	c.entries = nil
+	c.publish()
 	return changed
 }

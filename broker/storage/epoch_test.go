@@ -8,7 +8,7 @@ import (
 )
 
 func TestEpochCacheEndOffsetFor(t *testing.T) {
-	c := &epochCache{}
+	c := newEpochCache()
 	if e, o := c.endOffsetFor(0, 100); e != -1 || o != -1 {
 		t.Fatalf("empty cache = (%d, %d)", e, o)
 	}
@@ -44,7 +44,10 @@ func TestEpochCacheEndOffsetFor(t *testing.T) {
 }
 
 func TestEpochCacheTruncation(t *testing.T) {
-	c := &epochCache{entries: []epochEntry{{1, 0}, {2, 10}, {4, 30}, {5, 45}}}
+	c := newEpochCache()
+	for _, e := range []epochEntry{{1, 0}, {2, 10}, {4, 30}, {5, 45}} {
+		c.assign(e.Epoch, e.StartOffset)
+	}
 	if !c.truncateFromEnd(31) || !reflect.DeepEqual(c.entries, []epochEntry{{1, 0}, {2, 10}, {4, 30}}) {
 		t.Fatalf("truncateFromEnd(31) = %v", c.entries)
 	}
@@ -71,7 +74,7 @@ func TestEpochCacheTruncation(t *testing.T) {
 
 func TestEpochCachePersistence(t *testing.T) {
 	dir := t.TempDir()
-	c := &epochCache{}
+	c := newEpochCache()
 	c.assign(0, 0)
 	c.assign(3, 17)
 	if err := c.persist(dir); err != nil {

@@ -263,9 +263,9 @@ func (l *Log) settleSegments(logStart int64) error {
 // rebuildEpochs recreates a lost leader-epoch checkpoint from the epochs
 // stamped in the batch headers.
 func (l *Log) rebuildEpochs() error {
-	l.epochs = &epochCache{}
+	l.epochs = newEpochCache()
 	for _, s := range l.segs {
-		sc := newBatchScanner(s.log, 0, s.size.Load(), true)
+		sc := newBatchScanner(s.log, 0, s.size.Load(), maxReadChunk, true)
 		for {
 			_, h, _, err := sc.next()
 			if err != nil {

@@ -28,16 +28,37 @@ func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record,
 		return nil, err
 	}
 	c := recordCollector{from: offset, end: end, maxBytes: maxBytes, maxRecords: maxRecords}
-	n := min(end-offset, 1024)
-	if maxRecords > 0 {
-		n = min(n, int64(maxRecords))
-	}
-	c.out = make([]Record, 0, n)
-	err = l.scan(offset, end, c.add)
+	err = l.scan(offset, end, readHint(maxBytes, maxRecords), c.add)
 	if err != nil && errors.Is(err, ErrCorrupt) && len(c.out) > 0 {
 		return c.out, nil
 	}
 	return c.out, err
+}
+
+// estimate sizes the result from the first batch's bytes per record.
+func (c *recordCollector) estimate(h BatchHeader) int64 {
+	n := c.end - c.from
+	if c.maxRecords > 0 {
+		n = min(n, int64(c.maxRecords))
+	}
+	if c.maxBytes > 0 {
+		n = min(n, int64(c.maxBytes)/max(int64(h.Size())/int64(h.RecordCount), 1)+1)
+	}
+	return min(n, 1<<16)
+}
+
+// readHint guesses how many bytes of batches a read will need, so that
+// the first chunk read from the file usually covers it: a small record
+// limit means little, a byte limit means about that much plus the distance
+// from the index entry.
+func readHint(maxBytes, maxRecords int) int {
+	switch {
+	case maxRecords > 0 && maxRecords <= 16:
+		return minReadChunk
+	case maxBytes > 0:
+		return maxBytes + maxBytes/8 + minReadChunk
+	}
+	return maxReadChunk
 }
 
 // recordCollector gathers the records of a Read batch by batch.
@@ -54,6 +75,9 @@ type recordCollector struct {
 func (c *recordCollector) add(b []byte, h BatchHeader) (bool, error) {
 	if err := checkCRC(b, h); err != nil {
 		return false, err
+	}
+	if c.out == nil {
+		c.out = make([]Record, 0, c.estimate(h))
 	}
 	mark, markBytes := len(c.out), c.bytes
 	var d recordDecoder
@@ -96,7 +120,11 @@ func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	err = l.scan(offset, end, func(b []byte, h BatchHeader) (bool, error) {
+	hint := maxReadChunk
+	if maxBytes > 0 {
+		hint = maxBytes + minReadChunk
+	}
+	err = l.scan(offset, end, hint, func(b []byte, h BatchHeader) (bool, error) {
 		if err := checkCRC(b, h); err != nil {
 			return false, err
 		}
@@ -152,7 +180,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
 		if s.maxTs.Load() < ts {
 			continue
 		}
-		if _, err := scanSegment(s, max(start, s.timeIndex.lookup(ts)), end, visit); err != nil {
+		if _, err := scanSegment(s, max(start, s.timeIndex.lookup(ts)), end, minReadChunk, visit); err != nil {
 			return -1, err
 		}
 	}
@@ -178,9 +206,9 @@ func (l *Log) readEnd(offset, maxOffset int64) (int64, error) {
 // scan calls fn with every whole batch that holds offsets in [offset, end),
 // in order, across segments, until fn returns false or an error. Callers
 // hold mu shared.
-func (l *Log) scan(offset, end int64, fn func([]byte, BatchHeader) (bool, error)) error {
+func (l *Log) scan(offset, end int64, hint int, fn func([]byte, BatchHeader) (bool, error)) error {
 	for i := l.segmentFor(offset); i < len(l.segs) && l.segs[i].base < end; i++ {
-		more, err := scanSegment(l.segs[i], offset, end, fn)
+		more, err := scanSegment(l.segs[i], offset, end, hint, fn)
 		if err != nil || !more {
 			return err
 		}
@@ -190,20 +218,21 @@ func (l *Log) scan(offset, end int64, fn func([]byte, BatchHeader) (bool, error)
 
 // scanSegment calls fn with the batches of s holding offsets in
 // [offset, end), starting from the sparse index's nearest entry below
-// offset. It reports whether fn wants more.
+// offset, reading about hint bytes at first. It reports whether fn wants
+// more.
 //
 // Batches skipped on the way are judged by their headers alone, as in
 // Kafka. Offsets within a segment have no gaps, so landing on a batch that
 // starts past an offset inside the segment means a damaged header misled
 // the scan: that is reported as corruption rather than silently skipping
 // records.
-func scanSegment(s *segment, offset, end int64, fn func([]byte, BatchHeader) (bool, error)) (bool, error) {
+func scanSegment(s *segment, offset, end int64, hint int, fn func([]byte, BatchHeader) (bool, error)) (bool, error) {
 	pos := int64(0)
 	if offset > s.base {
 		pos = s.index.lookup(offset)
 	}
 	first := offset >= s.base
-	sc := newBatchScanner(s.log, pos, s.size.Load(), false)
+	sc := newBatchScanner(s.log, pos, s.size.Load(), hint, false)
 	for {
 		_, h, b, err := sc.next()
 		if err == io.EOF {

@@ -91,11 +91,41 @@ func (d *recordDecoder) corrupt(what string) error {
 	return fmt.Errorf("%w: batch at offset %d record %d: %s", ErrCorrupt, d.h.BaseOffset, d.n, what)
 }
 
+// varintAt decodes the zig-zag varint at b[q:], returning its value and
+// size, or size ≤ 0 if it is malformed. One-byte values, the common case
+// for lengths and deltas, skip the general decoder.
+func varintAt(b []byte, q int) (int64, int) {
+	if q < len(b) && b[q] < 0x80 {
+		x := b[q]
+		return int64(x>>1) ^ -int64(x&1), 1
+	}
+	if q >= len(b) {
+		return 0, 0
+	}
+	return binary.Varint(b[q:])
+}
+
+// bytesAt decodes a length-prefixed byte string (length -1 = nil) at
+// b[q:], returning it (capacity clipped, aliasing b) and the next position,
+// or q < 0 if it does not fit.
+func bytesAt(b []byte, q int) ([]byte, int) {
+	l, n := varintAt(b, q)
+	if n <= 0 || l < -1 || l > int64(len(b)-q-n) {
+		return nil, -1
+	}
+	q += n
+	if l == -1 {
+		return nil, q
+	}
+	end := q + int(l)
+	return b[q:end:end], end
+}
+
 // next decodes the next record. With fill false it only validates and the
-// returned Record is empty.
+// returned Record is empty; offset, ts and size describe it either way.
 func (d *recordDecoder) next(fill bool) (Record, error) {
 	var r Record
-	length, n := binary.Varint(d.b[d.p:])
+	length, n := varintAt(d.b, d.p)
 	if n <= 0 || length < minRecordSize-1 || length > int64(len(d.b)-d.p-n) {
 		return r, d.corrupt("bad record length")
 	}
@@ -104,30 +134,9 @@ func (d *recordDecoder) next(fill bool) (Record, error) {
 	d.p += n + int(length)
 	d.size = d.p - start
 	// body[0] is the record attributes byte, unused.
-	q := 1
-	varint := func() (int64, bool) {
-		v, n := binary.Varint(body[q:])
-		if n <= 0 {
-			return 0, false
-		}
-		q += n
-		return v, true
-	}
-	bytesField := func() ([]byte, bool) {
-		l, ok := varint()
-		if !ok || l < -1 || l > int64(len(body)-q) {
-			return nil, false
-		}
-		if l == -1 {
-			return nil, true
-		}
-		b := body[q : q+int(l) : q+int(l)]
-		q += int(l)
-		return b, true
-	}
-	tsDelta, ok1 := varint()
-	offDelta, ok2 := varint()
-	if !ok1 || !ok2 {
+	tsDelta, n1 := varintAt(body, 1)
+	offDelta, n2 := varintAt(body, 1+max(n1, 0))
+	if n1 <= 0 || n2 <= 0 {
 		return r, d.corrupt("bad timestamp or offset delta")
 	}
 	if offDelta <= d.prevDelta || offDelta > int64(d.h.LastOffsetDelta) {
@@ -137,23 +146,32 @@ func (d *recordDecoder) next(fill bool) (Record, error) {
 	ts := d.h.FirstTimestamp + tsDelta
 	d.maxTs = max(d.maxTs, ts)
 	d.offset, d.ts = d.h.BaseOffset+offDelta, ts
-	key, ok1 := bytesField()
-	value, ok2 := bytesField()
-	nh, ok3 := varint()
-	if !ok1 || !ok2 || !ok3 || nh < 0 || nh > int64(len(body)-q)/2 {
-		return r, d.corrupt("bad key, value or header count")
+	key, q := bytesAt(body, 1+n1+n2)
+	if q < 0 {
+		return r, d.corrupt("bad key")
 	}
+	value, q := bytesAt(body, q)
+	if q < 0 {
+		return r, d.corrupt("bad value")
+	}
+	nh, n := varintAt(body, q)
+	if n <= 0 || nh < 0 || nh > int64(len(body)-q-n)/2 {
+		return r, d.corrupt("bad header count")
+	}
+	q += n
 	if fill {
-		r = Record{Offset: d.h.BaseOffset + offDelta, Timestamp: ts, Key: key, Value: value}
+		r = Record{Offset: d.offset, Timestamp: ts, Key: key, Value: value}
 		if nh > 0 {
 			r.Headers = make([]Header, nh)
 		}
 	}
 	for i := range int(nh) {
-		hk, ok1 := bytesField()
-		hv, ok2 := bytesField()
-		if !ok1 || !ok2 || hk == nil {
-			return r, d.corrupt("bad header")
+		var hk, hv []byte
+		if hk, q = bytesAt(body, q); q < 0 || hk == nil {
+			return r, d.corrupt("bad header key")
+		}
+		if hv, q = bytesAt(body, q); q < 0 {
+			return r, d.corrupt("bad header value")
 		}
 		if fill {
 			r.Headers[i] = Header{Key: string(hk), Value: hv}

@@ -22,7 +22,7 @@ func (s *segment) recover(interval int, visit func(BatchHeader)) (cut bool, err 
 	s.maxTs.Store(math.MinInt64)
 	s.bytesSinceIndex = 0
 	expect, end := s.base, int64(0)
-	sc := newBatchScanner(s.log, 0, fi.Size(), true)
+	sc := newBatchScanner(s.log, 0, fi.Size(), maxReadChunk, true)
 	for {
 		pos, h, b, err := sc.next()
 		if err == io.EOF {
@@ -101,7 +101,7 @@ func (s *segment) loadIndexes(interval int, verify bool) error {
 	// (largest timestamp, next offset); the tail scan checks the second.
 	s.maxTs.Store(lastTs)
 	expect := lastOff
-	sc := newBatchScanner(s.log, lastPos, size, true)
+	sc := newBatchScanner(s.log, lastPos, size, minReadChunk, true)
 	for {
 		pos, h, b, err := sc.next()
 		if err == io.EOF {

@@ -24,12 +24,16 @@ type batchScanner struct {
 }
 
 const (
-	minReadChunk = 32 << 10
-	maxReadChunk = 1 << 20
+	minReadChunk = 16 << 10
+	maxReadChunk = 4 << 20
 )
 
-func newBatchScanner(f *os.File, pos, end int64, reuse bool) *batchScanner {
-	return &batchScanner{f: f, pos: pos, end: end, chunk: minReadChunk, maxChunk: maxReadChunk, reuse: reuse}
+// newBatchScanner scans [pos, end) of f; the first read is about chunk
+// bytes (what the caller expects to need), later ones double up to
+// maxReadChunk.
+func newBatchScanner(f *os.File, pos, end int64, chunk int, reuse bool) *batchScanner {
+	chunk = min(max(chunk, minReadChunk), maxReadChunk)
+	return &batchScanner{f: f, pos: pos, end: end, chunk: chunk, maxChunk: max(chunk, 1<<20), reuse: reuse}
 }
 
 // next returns the position, header and bytes of the next batch, io.EOF at

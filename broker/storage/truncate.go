@@ -110,7 +110,7 @@ func (l *Log) truncateFullyAndStartAt(offset int64) error {
 // batchContaining returns the position and base offset of the first batch
 // whose last offset is ≥ offset, or the segment's end.
 func (s *segment) batchContaining(offset int64) (pos, base int64, err error) {
-	sc := newBatchScanner(s.log, s.index.lookup(offset), s.size.Load(), true)
+	sc := newBatchScanner(s.log, s.index.lookup(offset), s.size.Load(), minReadChunk, true)
 	for {
 		p, h, _, err := sc.next()
 		if err == io.EOF {
@@ -147,7 +147,7 @@ func (s *segment) truncateTo(pos, next int64) error {
 		lastIndexed = p
 	}
 	s.bytesSinceIndex = int(pos - lastIndexed)
-	sc := newBatchScanner(s.log, s.index.lookup(from), pos, true)
+	sc := newBatchScanner(s.log, s.index.lookup(from), pos, maxReadChunk, true)
 	for {
 		_, h, _, err := sc.next()
 		if err == io.EOF {

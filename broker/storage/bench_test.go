@@ -1,0 +1,135 @@
+package storage
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// Benchmarks use 100-byte values without keys, the default configuration
+// (1 GiB segments, fsync left to the OS) unless named otherwise, and
+// report records/s; MB/s counts the encoded bytes written or read.
+
+func benchRecords(n int) []Record {
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i].Value = make([]byte, 100)
+		recs[i].Value[0] = byte(i)
+	}
+	return recs
+}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			benchAppend(b, DefaultConfig(), n)
+		})
+	}
+	b.Run("records=1/flush.messages=1", func(b *testing.B) {
+		cfg := DefaultConfig()
+		cfg.FlushMessages = 1
+		benchAppend(b, cfg, 1)
+	})
+}
+
+func benchAppend(b *testing.B, cfg Config, n int) {
+	l := mustOpen(b, b.TempDir(), cfg)
+	defer closeUntimed(b, l)
+	recs := benchRecords(n)
+	enc, _ := EncodeBatch(nil, 0, 0, recs)
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := l.Append(recs, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+}
+
+// closeUntimed closes l outside the timed region: Close fsyncs everything
+// the benchmark wrote, which the default policy leaves to the OS.
+func closeUntimed(b *testing.B, l *Log) {
+	b.StopTimer()
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// filledLog appends total records in batches of per.
+func filledLog(b *testing.B, total, per int) *Log {
+	l := mustOpen(b, b.TempDir(), DefaultConfig())
+	recs := benchRecords(per)
+	for i := 0; i < total; i += per {
+		if _, _, err := l.Append(recs, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return l
+}
+
+func BenchmarkReadSequential(b *testing.B) {
+	for _, per := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch=%d", per), func(b *testing.B) {
+			const total = 500_000
+			l := filledLog(b, total, per)
+			defer closeUntimed(b, l)
+			b.SetBytes(l.Size() / total)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var off int64
+			for read := 0; read < b.N; {
+				if off >= l.LogEndOffset() {
+					off = 0
+				}
+				got, err := l.Read(off, -1, 1<<20, 0)
+				if err != nil || len(got) == 0 {
+					b.Fatalf("Read(%d): %d, %v", off, len(got), err)
+				}
+				read += len(got)
+				off = got[len(got)-1].Offset + 1
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+func BenchmarkReadRawSequential(b *testing.B) {
+	const total, per = 500_000, 100
+	l := filledLog(b, total, per)
+	defer closeUntimed(b, l)
+	b.SetBytes(l.Size() / total)
+	b.ResetTimer()
+	var off int64
+	for read := 0; read < b.N; {
+		if off >= l.LogEndOffset() {
+			off = 0
+		}
+		raw, err := l.ReadRaw(off, -1, 1<<20)
+		if err != nil || len(raw) == 0 {
+			b.Fatal(err)
+		}
+		n := int64(len(raw)) / (l.Size() / total)
+		read += int(n)
+		off += n
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+func BenchmarkReadRandom(b *testing.B) {
+	const total, per = 500_000, 100
+	l := filledLog(b, total, per)
+	defer closeUntimed(b, l)
+	rng := rand.New(rand.NewSource(1))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		off := rng.Int63n(total)
+		got, err := l.Read(off, -1, 0, 1)
+		if err != nil || len(got) != 1 || got[0].Offset != off {
+			b.Fatalf("Read(%d): %v", off, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
