@@ -1,0 +1,78 @@
+package cluster
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestInternalHTTPPaths(t *testing.T) {
+	c := newTestCluster(t, 3)
+	c.startAll()
+	ctl := c.controller()
+	var follower *Node
+	for _, n := range c.running() {
+		if n != ctl {
+			follower = n
+		}
+	}
+	base := "http://" + c.broker(follower.ID()).cfg.HTTPAdvertise + InternalPrefix
+	post := func(path, body string, forwarded bool) (int, envelope) {
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+		if forwarded {
+			req.Header.Set(forwardedHeader, "1")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var env envelope
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatalf("%s: %q is not JSON", path, b)
+		}
+		return res.StatusCode, env
+	}
+	// A follower proxies to the controller.
+	status, env := post("create-topic", `{"name":"t","partitions":2,"replication_factor":2}`, false)
+	if status != http.StatusOK || env.Index == 0 || !strings.Contains(string(env.Result), `"name":"t"`) {
+		t.Fatalf("create through a follower: %d %+v", status, env)
+	}
+	// A request already forwarded once is not forwarded again.
+	if status, env = post("delete-topic", `{"name":"t"}`, true); status != http.StatusServiceUnavailable || env.Code != "NOT_CONTROLLER" {
+		t.Fatalf("forwarded twice: %d %+v", status, env)
+	}
+	if status, env = post("create-topic", `{"name":"t","partitions":2,"replication_factor":2}`, false); status != http.StatusConflict || env.Code != "TOPIC_ALREADY_EXISTS" {
+		t.Fatalf("duplicate: %d %+v", status, env)
+	}
+	if status, env = post("create-topic", `{"name":`, false); status != http.StatusBadRequest || env.Code != "INVALID_ARGUMENT" {
+		t.Fatalf("bad JSON: %d %+v", status, env)
+	}
+	if status, env = post("nope", `{}`, false); status != http.StatusNotFound || env.Code != "NOT_FOUND" {
+		t.Fatalf("unknown path: %d %+v", status, env)
+	}
+	res, err := http.Get(base + "heartbeat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", res.StatusCode)
+	}
+	// A heartbeat from an old incarnation is refused, so that broker re-registers.
+	if status, env = post("heartbeat", `{"id":0,"epoch":1}`, false); env.Code != "STALE_BROKER_EPOCH" {
+		t.Fatalf("stale heartbeat: %d %+v", status, env)
+	}
+	if status, env = post("heartbeat", `{"id":42,"epoch":1}`, false); status != http.StatusNotFound || env.Code != "UNKNOWN_BROKER" {
+		t.Fatalf("unknown broker heartbeat: %d %+v", status, env)
+	}
+	// The errors keep their identity across brokers.
+	_, err = follower.CreateTopic(ctxTimeout(t, 5*time.Second), CreateTopicRequest{Name: "__x", Partitions: 1, ReplicationFactor: 1})
+	if code, _ := ErrorCode(err); !isErr(err, ErrInvalidTopic) || code != "INVALID_ARGUMENT" {
+		t.Fatalf("reserved name: %v (%s)", err, code)
+	}
+}
