@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBrokerProcess builds cmd/broker, runs it as a process, stores records
+// and group state, stops it with SIGTERM and starts it again on the same
+// data directory.
+func TestBrokerProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the broker binary")
+	}
+	bin := filepath.Join(t.TempDir(), "broker")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	data := t.TempDir()
+	httpAddr, raftAddr := freeAddr(t), freeAddr(t)
+	cfg := filepath.Join(t.TempDir(), "broker.properties")
+	os.WriteFile(cfg, []byte("num.partitions=2\noffsets.topic.num.partitions=2\n"), 0o644)
+	start := func() (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--config-file", cfg)
+		cmd.Env = append(os.Environ(), "KAIRO_DATA_DIR="+data, "KAIRO_LOG_LEVEL=debug")
+		var logs bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if st, _ := call(t, "GET", "http://"+httpAddr+"/ready", ""); st == 200 {
+				return cmd, &logs
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("broker not ready:\n%s", logs.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	stop := func(cmd *exec.Cmd, logs *bytes.Buffer) {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("broker exited with %v:\n%s", err, logs.String())
+			}
+		case <-time.After(45 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("broker did not stop on SIGTERM:\n%s", logs.String())
+		}
+	}
+
+	base := "http://" + httpAddr
+	cmd, logs := start()
+	mustCall(t, "POST", base+"/topics", `{"name":"orders"}`, 201, `"partitions":2`)
+	mustCall(t, "POST", base+"/produce", `{"topic":"orders","partition":1,"message":"created order 123"}`, 200, `"offset":0`)
+	mustCall(t, "POST", base+"/groups/join", `{"group":"analytics-workers","member_id":"member-a"}`, 200, `"joined"`)
+	mustCall(t, "POST", base+"/groups/rebalance", `{"group":"analytics-workers","topic":"orders"}`, 200, `"partitions":[0,1]`)
+	mustCall(t, "POST", base+"/offsets/commit", `{"group":"analytics-workers","topic":"orders","partition":1,"offset":1}`, 200, `"committed"`)
+	stop(cmd, logs)
+	if !strings.Contains(logs.String(), "Broker stopped") {
+		t.Fatalf("no graceful stop in the logs:\n%s", logs.String())
+	}
+	if _, err := os.Stat(filepath.Join(data, "orders-1", ".clean-shutdown")); err != nil {
+		t.Errorf("no clean-shutdown marker after SIGTERM: %v", err)
+	}
+
+	cmd, logs = start()
+	defer stop(cmd, logs)
+	mustCall(t, "GET", base+"/topics", "", 200, `{"topics":["orders"]}`)
+	mustCall(t, "GET", base+"/fetch?topic=orders&partition=1&offset=0", "", 200, `"message":"created order 123"`)
+	mustCall(t, "GET", base+"/offsets?group=analytics-workers&topic=orders&partition=1", "", 200, `"offset":1,"found":true`)
+	mustCall(t, "GET", base+"/groups/assignments?group=analytics-workers&topic=orders", "", 200, `"found":true`)
+	mustCall(t, "GET", base+"/groups/members?group=analytics-workers", "", 200, `"id":"member-a"`)
+	mustCall(t, "GET", base+"/metrics", "", 200, `kairo_high_watermark{broker="0",partition="1",topic="orders"} 1`)
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func call(t *testing.T, method, url, body string) (int, string) {
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func mustCall(t *testing.T, method, url, body string, status int, contains string) {
+	t.Helper()
+	st, b := call(t, method, url, body)
+	if st != status || !strings.Contains(b, contains) {
+		t.Fatalf("%s %s: %d %s; want %d containing %s", method, url, st, b, status, contains)
+	}
+}

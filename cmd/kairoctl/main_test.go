@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kairolog/kairolog/broker"
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/server"
+)
+
+// startBroker runs a real single-node broker in-process and returns its URL.
+func startBroker(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raft, _ := net.Listen("tcp", "127.0.0.1:0")
+	raftAddr := raft.Addr().String()
+	raft.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := broker.DefaultSettings()
+	s.OffsetsTopicNumPartitions = 2
+	b, err := broker.New(broker.Config{DataDir: t.TempDir(), HTTPAdvertise: ln.Addr().String(), RaftListen: raftAddr,
+		Settings: s, Logger: quiet, RaftLogOutput: io.Discard, RaftLogLevel: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(server.New(b, server.Options{Logger: quiet}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = b.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		_ = b.Close()
+		<-done
+	})
+	c, _ := client.New(srv.URL)
+	deadline := time.Now().Add(20 * time.Second)
+	for c.Ready(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("broker not ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return srv.URL
+}
+
+// run executes kairoctl with args against url and returns its output.
+func run(t *testing.T, url, stdin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetArgs(append([]string{"--broker", url}, args...))
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func mustRun(t *testing.T, url, stdin string, args ...string) string {
+	t.Helper()
+	out, err := run(t, url, stdin, args...)
+	if err != nil {
+		t.Fatalf("kairoctl %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+func TestKairoctlAgainstBroker(t *testing.T) {
+	url := startBroker(t)
+
+	out := mustRun(t, url, "", "topics", "create", "orders", "-p", "3", "-c", "retention.ms=3600000")
+	if !strings.Contains(out, "Created topic orders") || !strings.Contains(out, "3 partitions") {
+		t.Fatalf("create: %s", out)
+	}
+	out = mustRun(t, url, "", "topics", "list")
+	if !strings.Contains(out, "NAME") || !strings.Contains(out, "orders") || strings.Contains(out, "__consumer_offsets") {
+		t.Fatalf("list: %s", out)
+	}
+	var list client.TopicList
+	decode(t, mustRun(t, url, "", "topics", "list", "-o", "json"), &list)
+	if len(list.Topics) != 1 || list.Topics[0] != "orders" {
+		t.Fatalf("list json: %+v", list)
+	}
+	var desc client.TopicDescription
+	decode(t, mustRun(t, url, "", "topics", "describe", "orders", "-o", "json"), &desc)
+	if desc.PartitionCount != 3 || desc.Config["retention.ms"] != "3600000" {
+		t.Fatalf("describe json: %+v", desc)
+	}
+	if out := mustRun(t, url, "", "topics", "describe", "orders"); !strings.Contains(out, "PARTITION") || !strings.Contains(out, "retention.ms=3600000") {
+		t.Fatalf("describe: %s", out)
+	}
+
+	// Produce from arguments to a partition, and from stdin with keys.
+	out = mustRun(t, url, "", "produce", "orders", "--partition", "0", "first", "second")
+	if !strings.Contains(out, "partition 0 offset 0") || !strings.Contains(out, "partition 0 offset 1") {
+		t.Fatalf("produce args: %s", out)
+	}
+	mustRun(t, url, "user-1:hello\nuser-2:world\n", "produce", "orders", "--key-separator", ":", "--batch", "10", "--acks", "all")
+	var fetched client.FetchResponse
+	decode(t, mustRun(t, url, "", "fetch", "orders", "-p", "0", "-o", "json"), &fetched)
+	if len(fetched.Records) < 2 || fetched.Records[0].Message != "first" || fetched.Records[1].Message != "second" {
+		t.Fatalf("fetch json: %+v", fetched)
+	}
+	if out := mustRun(t, url, "", "fetch", "orders", "-p", "0"); !strings.Contains(out, "OFFSET") || !strings.Contains(out, "second") {
+		t.Fatalf("fetch: %s", out)
+	}
+
+	// A group consumer reads all four records and commits.
+	out = mustRun(t, url, "", "consume", "orders", "--group", "workers", "--from-beginning", "--max", "4", "--session-timeout-ms", "3000")
+	for _, want := range []string{"first", "second", "hello", "world"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("consume missed %q: %s", want, out)
+		}
+	}
+	out = mustRun(t, url, "", "groups", "list")
+	if !strings.Contains(out, "workers") {
+		t.Fatalf("groups list: %s", out)
+	}
+	var gd client.GroupDescription
+	decode(t, mustRun(t, url, "", "groups", "describe", "workers", "-o", "json"), &gd)
+	if gd.TotalLag != 0 || len(gd.Offsets) == 0 || len(gd.Members) != 0 {
+		t.Fatalf("describe group after consume and leave: %+v", gd)
+	}
+	if out := mustRun(t, url, "", "groups", "describe", "workers"); !strings.Contains(out, "COMMITTED") {
+		t.Fatalf("groups describe: %s", out)
+	}
+	out = mustRun(t, url, "", "groups", "reset-offsets", "workers", "--topics", "orders", "--to-earliest")
+	if !strings.Contains(out, "NEW-OFFSET") {
+		t.Fatalf("reset: %s", out)
+	}
+	decode(t, mustRun(t, url, "", "groups", "describe", "workers", "-o", "json"), &gd)
+	if gd.TotalLag != 4 {
+		t.Fatalf("lag after reset to earliest = %d, want 4: %+v", gd.TotalLag, gd)
+	}
+	mustRun(t, url, "", "groups", "delete", "workers")
+
+	var md client.Metadata
+	decode(t, mustRun(t, url, "", "cluster", "metadata", "-o", "json"), &md)
+	if len(md.Brokers) != 1 || md.ControllerID != 0 {
+		t.Fatalf("metadata: %+v", md)
+	}
+	if out := mustRun(t, url, "", "cluster", "brokers"); !strings.Contains(out, "alive") {
+		t.Fatalf("brokers: %s", out)
+	}
+
+	// Alter: more partitions, a config change.
+	mustRun(t, url, "", "topics", "alter", "orders", "--partitions", "4", "--config", "retention.ms=1000")
+	decode(t, mustRun(t, url, "", "topics", "describe", "orders", "-o", "json"), &desc)
+	if desc.PartitionCount != 4 || desc.Config["retention.ms"] != "1000" {
+		t.Fatalf("after alter: %+v", desc)
+	}
+
+	// Errors come back typed.
+	_, err := run(t, url, "", "topics", "describe", "nope")
+	if !client.IsCode(err, client.CodeUnknownTopic) {
+		t.Fatalf("describe nope: %v", err)
+	}
+
+	// A tiny bench run prints its summary.
+	out = mustRun(t, url, "", "bench", "--records", "200", "--batch", "50", "--concurrency", "2", "--partitions", "2")
+	if !strings.Contains(out, "RECORDS/S") || !strings.Contains(out, "consume") {
+		t.Fatalf("bench: %s", out)
+	}
+	mustRun(t, url, "", "topics", "delete", "orders")
+}
+
+func decode(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+}
