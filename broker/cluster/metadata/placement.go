@@ -44,10 +44,14 @@ func NewPlanner(img *Image) *Planner {
 // Eligible returns how many brokers can receive replicas.
 func (pl *Planner) Eligible() int { return len(pl.eligible) }
 
+// MaxNewPartitions bounds the partitions one request may add, so that a
+// mistyped count cannot stall the controller or bloat the metadata log.
+const MaxNewPartitions = 10000
+
 // Place returns the replica lists of n new partitions with rf replicas.
 func (pl *Planner) Place(n, rf int) ([][]int, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("%w: %d", ErrInvalidPartitions, n)
+	if n < 1 || n > MaxNewPartitions {
+		return nil, fmt.Errorf("%w: %d (1 to %d at a time)", ErrInvalidPartitions, n, MaxNewPartitions)
 	}
 	if rf < 1 || rf > len(pl.eligible) {
 		return nil, fmt.Errorf("%w: %d replicas, %d live brokers can hold them",

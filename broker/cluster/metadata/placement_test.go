@@ -65,8 +65,10 @@ func TestPlacementSkipsFencedAndDrainingBrokers(t *testing.T) {
 	if _, err := NewPlanner(b.img).Place(1, 3); !errors.Is(err, ErrInvalidReplicationFactor) {
 		t.Fatalf("rf 3 over 2 live brokers: %v", err)
 	}
-	if _, err := NewPlanner(b.img).Place(0, 1); !errors.Is(err, ErrInvalidPartitions) {
-		t.Fatalf("0 partitions: %v", err)
+	for _, n := range []int{0, MaxNewPartitions + 1} {
+		if _, err := NewPlanner(b.img).Place(n, 1); !errors.Is(err, ErrInvalidPartitions) {
+			t.Fatalf("%d partitions: %v", n, err)
+		}
 	}
 }
 
