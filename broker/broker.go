@@ -82,7 +82,10 @@ func New(cfg Config) (*Broker, error) {
 		HeartbeatInterval: s.BrokerHeartbeatInterval, SessionTimeout: s.BrokerSessionTimeout,
 		DefaultMinInsyncReplicas: s.MinInsyncReplicas,
 		OffsetsTopicPartitions:   int(s.OffsetsTopicNumPartitions), OffsetsTopicReplicas: int(s.OffsetsTopicReplicationFactor),
-		OffsetsTopicConfig: map[string]string{"segment.bytes": strconv.FormatInt(s.OffsetsTopicSegmentBytes, 10)},
+		// The journal is not compacted yet, so retention must never delete
+		// group state: a coordinator rebuilds groups from the whole log.
+		OffsetsTopicConfig: map[string]string{"segment.bytes": strconv.FormatInt(s.OffsetsTopicSegmentBytes, 10),
+			"retention.ms": "-1", "retention.bytes": "-1"},
 		Logger:             cfg.Logger, RaftLogOutput: cfg.RaftLogOutput, RaftLogLevel: cfg.RaftLogLevel,
 	})
 	if err != nil {

@@ -24,6 +24,13 @@ const defaultProduceTimeout = 30 * time.Second
 // come back in request order.
 func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, error) {
 	t, err := b.writableTopic(args.Topic)
+	if client.IsCode(err, client.CodeUnknownTopic) && b.settings.AutoCreateTopics {
+		_, cerr := b.CreateTopic(ctx, TopicSpec{Name: args.Topic})
+		if cerr != nil && !client.IsCode(cerr, client.CodeTopicAlreadyExists) {
+			return nil, cerr
+		}
+		t, err = b.writableTopic(args.Topic)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ const (
 	CodeInvalidConfig            = "INVALID_CONFIG"
 	CodeInvalidPartitions        = "INVALID_PARTITIONS"
 	CodeInvalidReplicationFactor = "INVALID_REPLICATION_FACTOR"
-	CodeInvalidTopic             = "INVALID_TOPIC"
 	CodeNoActiveMembers          = "NO_ACTIVE_MEMBERS"
 
 	CodeNotFound         = "NOT_FOUND"
@@ -56,7 +55,6 @@ var codeStatus = map[string]int{
 	CodeInvalidConfig:            http.StatusBadRequest,
 	CodeInvalidPartitions:        http.StatusBadRequest,
 	CodeInvalidReplicationFactor: http.StatusBadRequest,
-	CodeInvalidTopic:             http.StatusBadRequest,
 	CodeNoActiveMembers:          http.StatusBadRequest,
 
 	CodeNotFound:         http.StatusNotFound,
@@ -68,14 +66,13 @@ var codeStatus = map[string]int{
 
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 
-	CodeTopicAlreadyExists:      http.StatusConflict,
-	CodeIllegalGeneration:       http.StatusConflict,
-	CodeRebalanceInProgress:     http.StatusConflict,
-	CodeNonEmptyGroup:           http.StatusConflict,
-	CodeReassignmentInfeasible:  http.StatusConflict,
-	CodeBrokerNotEmpty:          http.StatusConflict,
-	CodeReassignmentInProgress:  http.StatusConflict,
-	CodeTopicDeletionInProgress: http.StatusConflict,
+	CodeTopicAlreadyExists:     http.StatusConflict,
+	CodeIllegalGeneration:      http.StatusConflict,
+	CodeRebalanceInProgress:    http.StatusConflict,
+	CodeNonEmptyGroup:          http.StatusConflict,
+	CodeReassignmentInfeasible: http.StatusConflict,
+	CodeBrokerNotEmpty:         http.StatusConflict,
+	CodeReassignmentInProgress: http.StatusConflict,
 
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
 	CodeRecordTooLarge:       http.StatusRequestEntityTooLarge,

@@ -44,13 +44,17 @@ type DrainResponse struct {
 	RemainingReplicas int `json:"remaining_replicas"`
 }
 
+// opHeartbeatName is the one op whose caller need not wait to apply the
+// controller's index: a heartbeat changes nothing.
+const opHeartbeatName = "heartbeat"
+
 // Empty is the reply of operations that return nothing.
 type Empty struct{}
 
 var (
 	opJoin       = defineOp("join", (*Node).join)
 	opRegister   = defineOp("register", (*Node).register)
-	opHeartbeat  = defineOp("heartbeat", (*Node).heartbeat)
+	opHeartbeat  = defineOp(opHeartbeatName, (*Node).heartbeat)
 	opShutdown   = defineOp("controlled-shutdown", (*Node).controlledShutdown)
 	opDrain      = defineOp("drain", (*Node).drain)
 	opCancel     = defineOp("cancel-drain", (*Node).cancelDrain)

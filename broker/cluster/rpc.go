@@ -78,7 +78,9 @@ func (o op[Req, Resp]) call(n *Node, ctx context.Context, req Req) (Resp, error)
 			}
 		}
 		if err == nil {
-			n.waitApplied(ctx, index)
+			if o.name != opHeartbeatName {
+				n.waitApplied(ctx, index)
+			}
 			return resp, nil
 		}
 		if !retriable(err) {

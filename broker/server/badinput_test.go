@@ -159,6 +159,7 @@ var badCases = []badCase{
 	{"PUT", "/groups/g/config", `{"assignment_strategy":"sticky"}`, 400, "INVALID_ARGUMENT", ""},
 	{"PUT", "/groups/g/config", `{"session_timeout_ms":-4}`, 400, "INVALID_ARGUMENT", ""},
 	{"POST", "/groups/g/reset-offsets", `{}`, 400, "MISSING_FIELD", ""},
+	{"POST", "/groups/g/reset-offsets", `{"to":"latest","topics":[""]}`, 400, "INVALID_ARGUMENT", ""},
 	{"POST", "/groups/g/reset-offsets", `{"to":"yesterday","topics":["orders"]}`, 400, "INVALID_ARGUMENT", ""},
 	{"POST", "/groups/g/reset-offsets", `{"to":"offset","topics":["orders"]}`, 400, "MISSING_FIELD", ""},
 	{"POST", "/groups/g/reset-offsets", `{"to":"earliest","topics":["nope"]}`, 404, "UNKNOWN_TOPIC", ""},

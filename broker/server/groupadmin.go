@@ -124,11 +124,11 @@ func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, client.CodeInvalidArgument, "to must be earliest, latest, offset or timestamp, got %q", req.To)
 		return
 	}
-	if body.Topics == nil || len(*body.Topics) == 0 {
-		s.writeError(w, r, required("topics"))
-		return
+	var topics []string
+	if body.Topics != nil {
+		topics = *body.Topics
 	}
-	for i, t := range *body.Topics {
+	for i, t := range topics {
 		if t = strings.TrimSpace(t); t == "" {
 			s.fail(w, r, client.CodeInvalidArgument, "topics[%d] is empty", i)
 			return

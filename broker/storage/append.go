@@ -163,9 +163,11 @@ var checkpointInterval = 10 * time.Second
 // roll seals the active segment (index files written, everything fsynced)
 // and starts a new one at base; the recovery point moves to base.
 func (l *Log) roll(base int64) error {
-	if err := l.active().seal(); err != nil {
+	old := l.active()
+	if err := old.seal(); err != nil {
 		return err
 	}
+	old.mapIndexes()
 	s, err := createSegment(l.dir, base)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 )
 
 // offsetEntrySize is the size of one .index entry: the batch's base offset
@@ -21,8 +20,7 @@ var errIndexCorrupt = errors.New("storage: index inconsistent with its log")
 // small RWMutex guards the slice.
 type offsetIndex struct {
 	base int64
-	mu   sync.RWMutex
-	buf  []byte
+	indexBuf
 }
 
 func newOffsetIndex(base int64) *offsetIndex { return &offsetIndex{base: base} }
@@ -33,7 +31,8 @@ func parseOffsetIndex(b []byte, base, logSize int64) (*offsetIndex, error) {
 	if len(b)%offsetEntrySize != 0 {
 		return nil, fmt.Errorf("%w: %d bytes is not a whole number of entries", errIndexCorrupt, len(b))
 	}
-	ix := &offsetIndex{base: base, buf: b}
+	ix := &offsetIndex{base: base}
+	ix.buf = b
 	n := ix.len()
 	if (n == 0) != (logSize == 0) {
 		return nil, fmt.Errorf("%w: %d entries for %d log bytes", errIndexCorrupt, n, logSize)
@@ -63,6 +62,7 @@ func (ix *offsetIndex) entry(i int) (off, pos int64) {
 // append adds an entry; off and pos must exceed those of the last entry.
 func (ix *offsetIndex) append(off, pos int64) {
 	ix.mu.Lock()
+	ix.writable()
 	ix.buf = binary.BigEndian.AppendUint32(ix.buf, uint32(off-ix.base))
 	ix.buf = binary.BigEndian.AppendUint32(ix.buf, uint32(pos))
 	ix.mu.Unlock()
@@ -99,6 +99,7 @@ func (ix *offsetIndex) last() (off, pos int64, ok bool) {
 func (ix *offsetIndex) truncateToPos(pos int64) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.writable()
 	n := sort.Search(ix.len(), func(i int) bool {
 		_, p := ix.entry(i)
 		return p >= pos

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Open opens the log in dir, creating the directory if it is missing, and
@@ -35,59 +33,6 @@ func Open(dir string, cfg Config) (*Log, error) {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	return l, nil
-}
-
-// parseSegmentName splits "00000000000000000042.log" into 42 and ".log".
-func parseSegmentName(name string) (base int64, suffix string, ok bool) {
-	const digits = 20
-	if len(name) <= digits {
-		return 0, "", false
-	}
-	base, err := strconv.ParseInt(name[:digits], 10, 64)
-	if err != nil || base < 0 || strings.ContainsAny(name[:digits], "+-") {
-		return 0, "", false
-	}
-	suffix = name[digits:]
-	return base, suffix, suffix == logSuffix || suffix == indexSuffix || suffix == timeIndexSuffix
-}
-
-// listSegments returns the base offsets of the .log files in dir, removing
-// leftovers of interrupted writes and index files whose log is gone.
-func listSegments(dir string) ([]int64, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var bases []int64
-	logs := map[int64]bool{}
-	var indexes []string
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, tmpSuffix) {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		base, suffix, ok := parseSegmentName(name)
-		switch {
-		case !ok || e.IsDir():
-		case suffix == logSuffix:
-			bases = append(bases, base)
-			logs[base] = true
-		default:
-			indexes = append(indexes, name)
-		}
-	}
-	for _, name := range indexes {
-		if base, _, _ := parseSegmentName(name); !logs[base] {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	slices.Sort(bases)
-	return bases, nil
 }
 
 func (l *Log) load() error {
@@ -118,11 +63,12 @@ func (l *Log) load() error {
 	var scanned []*segment // recovered or index-completed, to be made durable
 	for i, base := range bases {
 		if n := len(l.segs); n > 0 && base < l.segs[n-1].next.Load() {
-			// Overlaps its predecessor: nothing from here on can be trusted.
-			if err := l.dropFiles(bases[i:]); err != nil {
+			// Starts inside its predecessor, so it cannot belong to this
+			// log (a segment whose deletion failed, for instance).
+			if err := l.dropFiles(bases[i : i+1]); err != nil {
 				return err
 			}
-			break
+			continue
 		}
 		s, err := openSegment(l.dir, base)
 		if err != nil {
@@ -165,6 +111,9 @@ func (l *Log) load() error {
 			}
 		}
 	}
+	for _, s := range l.segs[:len(l.segs)-1] {
+		s.mapIndexes()
+	}
 	if err := l.active().syncLog(); err != nil {
 		return err
 	}
@@ -190,18 +139,6 @@ func (l *Log) loadSegment(s *segment, recover, last bool, cfg Config) (cut bool,
 		}
 	}
 	return s.recover(cfg.IndexIntervalBytes, nil)
-}
-
-// dropFiles deletes the files of segments that did not survive recovery.
-func (l *Log) dropFiles(bases []int64) error {
-	for _, b := range bases {
-		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
-			if err := os.Remove(segmentPath(l.dir, b, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // settleSegments removes segments that hold nothing readable, makes sure an

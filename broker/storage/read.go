@@ -140,53 +140,6 @@ func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
 	return out, err
 }
 
-// OffsetForTimestamp returns the first offset at or after the log start
-// whose record has a timestamp ≥ ts, or LogEndOffset if there is none.
-// (Kafka's special values -1 "latest" and -2 "earliest" are the caller's
-// to map onto LogEndOffset and LogStartOffset.)
-func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.closed {
-		return -1, ErrClosed
-	}
-	start, end := l.logStart.Load(), l.leo.Load()
-	found := end
-	visit := func(b []byte, h BatchHeader) (bool, error) {
-		// The header's timestamps are trusted only once the CRC passes.
-		if err := checkCRC(b, h); err != nil {
-			return false, err
-		}
-		if h.MaxTimestamp < ts {
-			return true, nil
-		}
-		var d recordDecoder
-		d.reset(b, h)
-		for d.more() {
-			if _, err := d.next(false); err != nil {
-				return false, err
-			}
-			if d.offset >= start && d.offset < end && d.ts >= ts {
-				found = d.offset
-				return false, nil
-			}
-		}
-		return true, nil
-	}
-	for i := l.segmentFor(start); i < len(l.segs) && found == end; i++ {
-		s := l.segs[i]
-		// Segments are searched in offset order; the time index lets the
-		// scan skip the part of a segment that is entirely older than ts.
-		if s.maxTs.Load() < ts {
-			continue
-		}
-		if _, err := scanSegment(s, max(start, s.timeIndex.lookup(ts)), end, minReadChunk, visit); err != nil {
-			return -1, err
-		}
-	}
-	return found, nil
-}
-
 // readEnd checks offset against the log's range and returns where a read
 // from it stops. Callers hold mu shared.
 func (l *Log) readEnd(offset, maxOffset int64) (int64, error) {

@@ -186,12 +186,25 @@ func (s *segment) syncLog() error {
 	return nil
 }
 
-func (s *segment) close() error { return s.log.Close() }
+// mapIndexes serves a sealed segment's indexes from their files.
+func (s *segment) mapIndexes() {
+	if s.indexDirty {
+		return
+	}
+	s.index.mapFile(segmentPath(s.dir, s.base, indexSuffix))
+	s.timeIndex.mapFile(segmentPath(s.dir, s.base, timeIndexSuffix))
+}
+
+func (s *segment) close() error {
+	s.index.release()
+	s.timeIndex.release()
+	return s.log.Close()
+}
 
 // remove closes the segment and deletes its files, the log first so that
 // a crash half-way leaves only index files, which Open discards.
 func (s *segment) remove() error {
-	err := s.log.Close()
+	err := s.close()
 	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
 		if e := os.Remove(segmentPath(s.dir, s.base, suffix)); e != nil && !errors.Is(e, os.ErrNotExist) && err == nil {
 			err = e

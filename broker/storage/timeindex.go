@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
-	"sync"
 )
 
 // timeEntrySize is the size of one .timeindex entry: a timestamp (int64)
@@ -20,8 +19,7 @@ const timeEntrySize = 12
 // X strictly increases.
 type timeIndex struct {
 	base int64
-	mu   sync.RWMutex
-	buf  []byte
+	indexBuf
 }
 
 func newTimeIndex(base int64) *timeIndex { return &timeIndex{base: base} }
@@ -32,7 +30,8 @@ func parseTimeIndex(b []byte, base int64) (*timeIndex, error) {
 	if len(b)%timeEntrySize != 0 {
 		return nil, fmt.Errorf("%w: time index of %d bytes", errIndexCorrupt, len(b))
 	}
-	ti := &timeIndex{base: base, buf: b}
+	ti := &timeIndex{base: base}
+	ti.buf = b
 	var prevTs, prevOff int64
 	for i := range ti.len() {
 		ts, off := ti.entry(i)
@@ -54,6 +53,7 @@ func (ti *timeIndex) entry(i int) (ts, next int64) {
 // append records that every record below next has a timestamp ≤ ts.
 func (ti *timeIndex) append(ts, next int64) {
 	ti.mu.Lock()
+	ti.writable()
 	ti.buf = binary.BigEndian.AppendUint64(ti.buf, uint64(ts))
 	ti.buf = binary.BigEndian.AppendUint32(ti.buf, uint32(next-ti.base))
 	ti.mu.Unlock()
@@ -90,6 +90,7 @@ func (ti *timeIndex) lookup(ts int64) int64 {
 func (ti *timeIndex) truncateToOffset(next int64) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
+	ti.writable()
 	n := sort.Search(ti.len(), func(i int) bool {
 		_, x := ti.entry(i)
 		return x > next
