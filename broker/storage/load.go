@@ -75,7 +75,7 @@ func (l *Log) load() error {
 			return err
 		}
 		l.segs = append(l.segs, s)
-		cut, err := l.loadSegment(s, base >= recoverFrom, i == len(bases)-1, cfg)
+		cut, err := l.loadSegment(s, base >= recoverFrom, cfg)
 		if err != nil {
 			return err
 		}
@@ -87,6 +87,18 @@ func (l *Log) load() error {
 				return err
 			}
 			break
+		}
+	}
+	// The last segment's tail is where a torn or corrupt write would be
+	// even after a clean shutdown, so its CRCs are checked in any case.
+	if n := len(l.segs); n > 0 && !slices.Contains(scanned, l.segs[n-1]) {
+		if err := l.segs[n-1].verifyTail(); errors.Is(err, ErrCorrupt) {
+			if _, err := l.segs[n-1].recover(cfg.IndexIntervalBytes, nil); err != nil {
+				return err
+			}
+			scanned = append(scanned, l.segs[n-1])
+		} else if err != nil {
+			return err
 		}
 	}
 	if err := l.settleSegments(logStart); err != nil {
@@ -128,9 +140,9 @@ func (l *Log) load() error {
 
 // loadSegment trusts s's indexes when it can and recovers s otherwise; it
 // reports whether the log was cut inside s.
-func (l *Log) loadSegment(s *segment, recover, last bool, cfg Config) (cut bool, err error) {
+func (l *Log) loadSegment(s *segment, recover bool, cfg Config) (cut bool, err error) {
 	if !recover {
-		err := s.loadIndexes(cfg.IndexIntervalBytes, last)
+		err := s.loadIndexes(cfg.IndexIntervalBytes)
 		if err == nil {
 			return false, nil
 		}

@@ -60,10 +60,10 @@ func (s *segment) recover(interval int, visit func(BatchHeader)) (cut bool, err 
 
 // loadIndexes reads the index files of a segment that needs no recovery,
 // checks them against the log and finds the segment's end by scanning from
-// the last indexed batch, completing the offset index on the way. With
-// verify set the scanned tail's CRCs are checked as well. An error wrapping
-// errIndexCorrupt or ErrCorrupt means the segment must be recovered.
-func (s *segment) loadIndexes(interval int, verify bool) error {
+// the last indexed batch, completing the offset index on the way. An error
+// wrapping errIndexCorrupt or ErrCorrupt means the segment must be
+// recovered.
+func (s *segment) loadIndexes(interval int) error {
 	fi, err := s.log.Stat()
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func (s *segment) loadIndexes(interval int, verify bool) error {
 	expect := lastOff
 	sc := newBatchScanner(s.log, lastPos, size, minReadChunk, true)
 	for {
-		pos, h, b, err := sc.next()
+		pos, h, _, err := sc.next()
 		if err == io.EOF {
 			break
 		}
@@ -112,11 +112,6 @@ func (s *segment) loadIndexes(interval int, verify bool) error {
 		}
 		if h.BaseOffset != expect || !s.fits(h.NextOffset()) {
 			return fmt.Errorf("%w: batch at byte %d has offset %d, want %d", ErrCorrupt, pos, h.BaseOffset, expect)
-		}
-		if verify {
-			if _, err := VerifyBatch(b); err != nil {
-				return err
-			}
 		}
 		if pos == lastPos {
 			s.bytesSinceIndex = h.Size()
@@ -135,6 +130,28 @@ func (s *segment) loadIndexes(interval int, verify bool) error {
 		s.rollBase = h.MaxTimestamp
 	}
 	return nil
+}
+
+// verifyTail checks the CRC and records of every batch from the last
+// index entry to the end of the segment.
+func (s *segment) verifyTail() error {
+	_, pos, ok := s.index.last()
+	if !ok {
+		return nil
+	}
+	sc := newBatchScanner(s.log, pos, s.size.Load(), minReadChunk, true)
+	for {
+		_, _, b, err := sc.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := VerifyBatch(b); err != nil {
+			return err
+		}
+	}
 }
 
 // readIndexFile reads an index file; a missing one is empty only when the

@@ -82,7 +82,7 @@ func TestSegmentLoadIndexesChecks(t *testing.T) {
 	load := func(dir string) error {
 		s, _ := openSegment(dir, 0)
 		defer s.close()
-		return s.loadIndexes(300, true)
+		return s.loadIndexes(300)
 	}
 	if err := load(build(t)); err != nil {
 		t.Fatalf("sound segment: %v", err)
@@ -113,7 +113,7 @@ func TestSegmentLoadIndexesChecks(t *testing.T) {
 	os.Truncate(p, 2*offsetEntrySize)
 	s, _ := openSegment(dir, 0)
 	defer s.close()
-	if err := s.loadIndexes(300, true); err != nil || string(s.index.snapshot()) != string(full) || !s.indexDirty {
+	if err := s.loadIndexes(300); err != nil || string(s.index.snapshot()) != string(full) || !s.indexDirty {
 		t.Fatalf("completed index: %v, %d of %d bytes", err, len(s.index.snapshot()), len(full))
 	}
 }
