@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 )
 
 // Read returns records with offsets in [offset, maxOffset), at most
@@ -83,7 +84,7 @@ func (c *recordCollector) add(b []byte, h BatchHeader) (bool, error) {
 	var d recordDecoder
 	d.reset(b, h)
 	for d.more() {
-		r, err := d.next(true)
+		r, err := d.nextFrom(c.from)
 		if err != nil {
 			c.out, c.bytes = c.out[:mark], markBytes
 			return false, err
@@ -131,13 +132,13 @@ func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
 		if h.LastOffset() >= end || (maxBytes > 0 && len(out) > 0 && len(out)+len(b) > maxBytes) {
 			return false, nil
 		}
-		out = append(out, b...)
+		out = extend(out, b)
 		return true, nil
 	})
 	if err != nil && errors.Is(err, ErrCorrupt) && len(out) > 0 {
-		return out, nil
+		err = nil
 	}
-	return out, err
+	return slices.Clip(out), err
 }
 
 // readEnd checks offset against the log's range and returns where a read
@@ -208,6 +209,19 @@ func scanSegment(s *segment, offset, end int64, hint int, fn func([]byte, BatchH
 			return false, err
 		}
 	}
+}
+
+// extend appends b to out without copying when b already follows out in
+// the same read buffer, which is the case for consecutive batches of one
+// chunk; otherwise it copies.
+func extend(out, b []byte) []byte {
+	if len(out) == 0 {
+		return b
+	}
+	if len(out) < cap(out) && len(b) > 0 && &out[:len(out)+1][len(out)] == &b[0] {
+		return out[:len(out)+len(b)]
+	}
+	return append(slices.Clip(out), b...)
 }
 
 // checkCRC verifies a whole batch's checksum.

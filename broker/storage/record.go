@@ -92,15 +92,18 @@ func (d *recordDecoder) corrupt(what string) error {
 }
 
 // varintAt decodes the zig-zag varint at b[q:], returning its value and
-// size, or size ≤ 0 if it is malformed. One-byte values, the common case
-// for lengths and deltas, skip the general decoder.
+// size, or size ≤ 0 if it is malformed. One- and two-byte values, the
+// common case for lengths and deltas, skip the general decoder.
 func varintAt(b []byte, q int) (int64, int) {
-	if q < len(b) && b[q] < 0x80 {
-		x := b[q]
-		return int64(x>>1) ^ -int64(x&1), 1
-	}
 	if q >= len(b) {
 		return 0, 0
+	}
+	if x := b[q]; x < 0x80 {
+		return int64(x>>1) ^ -int64(x&1), 1
+	}
+	if q+1 < len(b) && b[q+1] < 0x80 {
+		x := uint64(b[q]&0x7f) | uint64(b[q+1])<<7
+		return int64(x>>1) ^ -int64(x&1), 2
 	}
 	return binary.Varint(b[q:])
 }
@@ -124,6 +127,16 @@ func bytesAt(b []byte, q int) ([]byte, int) {
 // next decodes the next record. With fill false it only validates and the
 // returned Record is empty; offset, ts and size describe it either way.
 func (d *recordDecoder) next(fill bool) (Record, error) {
+	if fill {
+		return d.nextFrom(math.MinInt64)
+	}
+	return d.nextFrom(math.MaxInt64)
+}
+
+// nextFrom decodes the next record, filling in the Record only if its
+// offset is at least from, so that records a read skips cost no
+// allocation.
+func (d *recordDecoder) nextFrom(from int64) (Record, error) {
 	var r Record
 	length, n := varintAt(d.b, d.p)
 	if n <= 0 || length < minRecordSize-1 || length > int64(len(d.b)-d.p-n) {
@@ -159,6 +172,7 @@ func (d *recordDecoder) next(fill bool) (Record, error) {
 		return r, d.corrupt("bad header count")
 	}
 	q += n
+	fill := d.offset >= from
 	if fill {
 		r = Record{Offset: d.offset, Timestamp: ts, Key: key, Value: value}
 		if nh > 0 {

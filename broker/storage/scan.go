@@ -63,7 +63,9 @@ func (s *batchScanner) next() (int64, BatchHeader, []byte, error) {
 		return pos, h, nil, err
 	}
 	s.pos += int64(size)
-	return pos, h, b[:size:size], nil
+	// The capacity runs on to the end of the chunk so that a caller can
+	// tell that two batches lie side by side (see ReadRaw).
+	return pos, h, b[:size], nil
 }
 
 // fill makes at least n bytes from s.pos available and returns them.
