@@ -18,18 +18,49 @@ import (
 // that is not one JSON object, an empty body and a non-JSON content type are
 // refused with a 4xx naming the problem.
 func decodeBody(r *http.Request, v any) *client.Error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
-		return client.Errorf(client.CodeUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
+	raw, cerr := readBody(r)
+	if cerr != nil {
+		return cerr
 	}
-	raw, err := io.ReadAll(r.Body)
+	return decodeJSON(raw, v)
+}
+
+// readBody checks the content type and reads the (size-limited) body.
+func readBody(r *http.Request) ([]byte, *client.Error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
+		return nil, client.Errorf(client.CodeUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
+	}
+	var raw []byte
+	var err error
+	if n := r.ContentLength; n > 0 && n <= 1<<20 {
+		raw = make([]byte, n)
+		_, err = io.ReadFull(r.Body, raw)
+		if err == nil {
+			err = expectEOF(r.Body)
+		}
+	} else {
+		raw, err = io.ReadAll(r.Body)
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", tooBig.Limit)
+			return nil, client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", tooBig.Limit)
 		}
-		return client.Errorf(client.CodeInvalidJSON, "reading request body: %v", err)
+		return nil, client.Errorf(client.CodeInvalidJSON, "reading request body: %v", err)
 	}
-	return decodeJSON(raw, v)
+	return raw, nil
+}
+
+// expectEOF checks that a body sent as many bytes as it announced.
+func expectEOF(r io.Reader) error {
+	var one [1]byte
+	if n, err := r.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
+		if err == nil {
+			err = errors.New("body longer than its Content-Length")
+		}
+		return err
+	}
+	return nil
 }
 
 func decodeJSON(raw []byte, v any) *client.Error {
@@ -39,12 +70,9 @@ func decodeJSON(raw []byte, v any) *client.Error {
 	if t := firstByte(raw); t != '{' {
 		return client.Errorf(client.CodeInvalidJSON, "request body must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(v); err != nil {
+	// Unmarshal also refuses data after the object, as a syntax error.
+	if err := json.Unmarshal(raw, v); err != nil {
 		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return client.Errorf(client.CodeInvalidJSON, "unexpected data after the JSON object")
 	}
 	return nil
 }
@@ -104,6 +132,9 @@ type fieldError struct{ field, msg string }
 func (e *fieldError) Error() string { return e.field + ": " + e.msg }
 
 func jsonContentType(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false

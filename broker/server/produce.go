@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,9 +35,9 @@ type produceBody struct {
 }
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
-	var body produceBody
-	if err := decodeBody(r, &body); err != nil {
-		s.writeError(w, r, err)
+	body, cerr := decodeProduce(r)
+	if cerr != nil {
+		s.writeError(w, r, cerr)
 		return
 	}
 	args, batch, cerr := body.toArgs()
@@ -59,16 +60,50 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.producedRecs.Add(float64(len(args.Records)))
 	s.metrics.producedBytes.Add(float64(n))
-	resp := client.ProduceResponse{Status: "stored", Topic: args.Topic}
-	if batch {
-		resp.Records = make([]client.RecordPosition, len(positions))
-		for i, p := range positions {
-			resp.Records[i] = client.RecordPosition{Partition: p.Partition, Offset: p.Offset}
-		}
-	} else if len(positions) == 1 {
-		resp.Partition, resp.Offset = &positions[0].Partition, &positions[0].Offset
+	buf := getBuf()
+	*buf = appendProduceResponse((*buf)[:0], args.Topic, positions, batch)
+	writeRaw(w, http.StatusOK, *buf)
+	putBuf(buf)
+}
+
+// appendProduceResponse writes the JSON of client.ProduceResponse by hand:
+// produce is the hottest request and its reply is tiny.
+func appendProduceResponse(b []byte, topic string, positions []broker.Position, batch bool) []byte {
+	b = append(b, `{"status":"stored","topic":`...)
+	b = appendString(b, topic)
+	if !batch {
+		b = append(b, `,"partition":`...)
+		b = strconv.AppendInt(b, int64(positions[0].Partition), 10)
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, positions[0].Offset, 10)
+		return append(b, '}')
 	}
-	writeJSON(w, http.StatusOK, resp)
+	b = append(b, `,"records":[`...)
+	for i, p := range positions {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"partition":`...)
+		b = strconv.AppendInt(b, int64(p.Partition), 10)
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, p.Offset, 10)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+// decodeProduce reads a produce body, trying the reflection-free parser
+// for the common single-record shape first.
+func decodeProduce(r *http.Request) (produceBody, *client.Error) {
+	var body produceBody
+	raw, cerr := readBody(r)
+	if cerr != nil {
+		return body, cerr
+	}
+	if fast, ok := fastProduce(raw); ok {
+		return fast, nil
+	}
+	return body, decodeJSON(raw, &body)
 }
 
 // toArgs checks the request's shape and decodes its records. batch reports a

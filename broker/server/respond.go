@@ -21,10 +21,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeRaw(w, status, b)
 }
 
+// jsonContentType is shared by every reply: net/http only reads it.
+var jsonContentTypeHeader = []string{"application/json"}
+
 func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(b)+1))
+	// Direct map writes skip Header.Set's key canonicalisation; the keys
+	// are already canonical.
+	h["Content-Type"] = jsonContentTypeHeader
+	h["Content-Length"] = []string{strconv.Itoa(len(b) + 1)}
 	w.WriteHeader(status)
 	b = append(b, '\n')
 	_, _ = w.Write(b)

@@ -67,7 +67,45 @@ ceiling of what HTTP on this machine allows.`,
 	f.StringVar(&o.mode, "mode", "both", "produce, consume or both")
 	f.BoolVar(&o.matrix, "matrix", false, "run single/batched × keyed/keyless × acks 1/all")
 	f.BoolVar(&o.baseline, "baseline", false, "also measure a do-nothing Go HTTP handler with the same requests")
+	cmd.AddCommand(serveNoopCmd())
 	return cmd
+}
+
+// serveNoopCmd serves the baseline handler on its own, for load generators
+// such as wrk to compare with a broker.
+func serveNoopCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "serve-noop",
+		Short: "Serve a do-nothing HTTP handler (the --baseline one) until Ctrl-C",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			srv := &http.Server{Handler: noopHandler()}
+			go func() { <-cmd.Context().Done(); srv.Close() }()
+			fmt.Fprintf(cmd.ErrOrStderr(), "serving a do-nothing handler on %s\n", ln.Addr())
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8081", "listen address")
+	return cmd
+}
+
+// noopHandler reads the body and answers a fixed produce reply: the floor
+// of what one HTTP request costs on this machine.
+func noopHandler() http.Handler {
+	reply := []byte(`{"status":"stored","topic":"kairo-bench","partition":0,"offset":0}` + "\n")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(reply)
+	})
 }
 
 func benchTransport(conns int) *http.Transport {
@@ -142,16 +180,11 @@ func ensureBenchTopic(ctx context.Context, c *client.Client, o benchOptions) err
 // reply, on a loopback port of this process, and produces to it exactly as
 // to the broker.
 func benchBaseline(ctx context.Context, o benchOptions, progress io.Writer) (benchResult, error) {
-	reply := []byte(`{"status":"stored","topic":"kairo-bench","partition":0,"offset":0}` + "\n")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return benchResult{}, err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(reply)
-	})}
+	srv := &http.Server{Handler: noopHandler()}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	c, err := client.New(ln.Addr().String(), client.WithHTTPClient(&http.Client{Transport: benchTransport(o.concurrency)}))
