@@ -25,6 +25,24 @@ func BenchmarkAppend(b *testing.B) {
 			benchAppend(b, DefaultConfig(), n)
 		})
 	}
+	// Comparable with dd conv=fdatasync: the closing fsync is timed.
+	b.Run("records=1000/fsync-at-end", func(b *testing.B) {
+		l := mustOpen(b, b.TempDir(), DefaultConfig())
+		recs := benchRecords(1000)
+		enc, _ := EncodeBatch(nil, 0, 0, recs)
+		b.SetBytes(int64(len(enc)))
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, _, err := l.Append(recs, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := l.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+		closeUntimed(b, l)
+	})
 	b.Run("records=1/flush.messages=1", func(b *testing.B) {
 		cfg := DefaultConfig()
 		cfg.FlushMessages = 1

@@ -41,16 +41,30 @@
 //	func VerifyBatch(b []byte) (BatchHeader, error)
 //	func ParseBatchHeader(b []byte) (BatchHeader, error)
 //
+// Also: (*Log).Dir, Config and SegmentCount; BatchHeader with Size,
+// LastOffset and NextOffset; BatchHeaderSize and DefaultMaxBatchBytes.
+//
 // Errors: *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange; carries
 // LogStartOffset and LogEndOffset), ErrCorrupt, ErrBatchTooLarge,
 // ErrEmptyBatch, ErrNotContiguous, ErrStaleEpoch, ErrClosed.
+//
+// Semantics worth knowing: Read's maxBytes counts encoded record sizes and
+// ReadRaw's counts whole batches, and both always return the first
+// available record or batch; ReadRaw returns only batches that end below
+// maxOffset (a high watermark never splits one, as followers copy whole
+// batches) and may include records below the log start offset in the
+// batch holding it; Truncate cuts at a batch boundary at or below its
+// offset; Append and AppendRaw refuse a leader epoch older than the latest
+// one in the log (ErrStaleEpoch); EndOffsetForEpoch follows Kafka's
+// LeaderEpochFileCache.endOffsetFor exactly, including (epoch, start of the
+// oldest known epoch) for an epoch older than every known one.
 //
 // # Files
 //
 // A partition directory holds segments named by the base offset of their
 // first batch, zero-padded to 20 digits: 00000000000000000000.log (the
-// batches), .index and .timeindex. Beside them: recovery-point-offset-
-// checkpoint, log-start-offset-checkpoint and leader-epoch-checkpoint
+// batches), .index and .timeindex. Beside them: recovery-point-offset-checkpoint,
+// log-start-offset-checkpoint and leader-epoch-checkpoint
 // (text, Kafka's layout: a "0" version line, a count line, one entry per
 // line) and .clean-shutdown, present only between Close and the next Open.
 //
@@ -99,17 +113,25 @@
 // offset − base uint32): every record below that offset has a timestamp ≤
 // that timestamp. A sealed or cleanly closed segment's time index ends
 // with (largest timestamp, next offset). The active segment's indexes live
-// in memory and are written when it is rolled, flushed or closed.
+// on the heap and are written when it is rolled, flushed or closed; sealed
+// segments' indexes are read through read-only memory mappings.
+//
+// # Concurrency
+//
+// One writer and any number of readers; see Log. A reader never sees a
+// batch before it is wholly written.
 //
 // # Durability and recovery
 //
 // With the default policy appends reach the OS page cache and fsync is
-// left to segment rolls, Flush and Close (and replication, as in Kafka);
+// left to segment rolls, Flush and Close (and to replication, as in Kafka);
 // flush.messages and flush.ms add fsyncs of the active segment. A roll
-// fsyncs the finished segment and its indexes and moves the recovery point
-// to the new segment's base. Open after a crash re-reads every segment from
-// the one holding the recovery point, verifying CRCs and record structure,
-// cuts the log at the first bad batch and drops later segments; see Open.
-// Reads check the CRC of every batch they return from, so a corrupt record
-// is never handed out.
+// fsyncs the finished segment's log, writes its index files and moves the
+// recovery point to the new segment's base; the checkpoint file follows at
+// most every 10 s, and on Flush and Close, which also fsync index files.
+// Open after a crash re-reads every segment from the one holding the
+// checkpointed recovery point onwards, verifying CRCs and record
+// structure, cuts the log at the first bad batch and drops later
+// segments; see Open. Reads check the CRC of every batch they return from,
+// so a corrupt record is never handed out.
 package storage
