@@ -86,7 +86,7 @@ func New(cfg Config) (*Broker, error) {
 		// group state: a coordinator rebuilds groups from the whole log.
 		OffsetsTopicConfig: map[string]string{"segment.bytes": strconv.FormatInt(s.OffsetsTopicSegmentBytes, 10),
 			"retention.ms": "-1", "retention.bytes": "-1"},
-		Logger:             cfg.Logger, RaftLogOutput: cfg.RaftLogOutput, RaftLogLevel: cfg.RaftLogLevel,
+		Logger: cfg.Logger, RaftLogOutput: cfg.RaftLogOutput, RaftLogLevel: cfg.RaftLogLevel,
 	})
 	if err != nil {
 		b.cancel()
