@@ -210,18 +210,23 @@ func (l *Log) settleSegments(logStart int64) error {
 }
 
 // rebuildEpochs recreates a lost leader-epoch checkpoint from the epochs
-// stamped in the batch headers.
+// stamped in the batch headers. Only batches whose CRC passes are
+// believed; a segment is read up to its first bad batch, whose damage
+// reads will report.
 func (l *Log) rebuildEpochs() error {
 	l.epochs = newEpochCache()
 	for _, s := range l.segs {
 		sc := newBatchScanner(s.log, 0, s.size.Load(), maxReadChunk, true)
 		for {
-			_, h, _, err := sc.next()
+			_, h, b, err := sc.next()
+			if err == io.EOF || errors.Is(err, ErrCorrupt) {
+				break
+			}
 			if err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
 				return err
+			}
+			if checkCRC(b, h) != nil {
+				break
 			}
 			l.epochs.assign(h.LeaderEpoch, h.BaseOffset)
 		}
