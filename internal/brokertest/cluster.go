@@ -1,0 +1,485 @@
+package brokertest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/client"
+)
+
+// Options configure a Cluster.
+type Options struct {
+	// Brokers is how many broker slots the cluster starts with (StartAll
+	// starts them). A Node adds slots as a StatefulSet scales up. Default 1.
+	Brokers int
+	// Voters is how many of the first brokers form the metadata quorum at
+	// bootstrap. Default min(3, Brokers).
+	Voters int
+	// Config are broker properties given to every broker, after any
+	// properties a pod's ConfigMap supplies (so these win).
+	Config map[string]string
+	// Dir holds the data directories and logs. Default: a temporary
+	// directory that Close removes.
+	Dir string
+	// Binary is the broker binary. Default: Build().
+	Binary string
+	// LogLevel of the brokers. Default "info".
+	LogLevel string
+	// Output, when set, receives every broker log line prefixed with
+	// "[broker-i] ", besides the broker's log file.
+	Output io.Writer
+}
+
+// Cluster is a set of broker processes on loopback addresses.
+type Cluster struct {
+	opts    Options
+	bin     string
+	dir     string
+	tempDir bool
+	ipBase  int
+
+	mu      sync.Mutex
+	brokers []*proc
+	voters  string
+	seeds   string
+
+	proxyOnce sync.Once
+	proxy     *serviceProxy
+
+	httpc  *http.Client
+	stop   context.CancelFunc
+	probed sync.WaitGroup
+}
+
+// proc is one broker slot: stable addresses and data directory, and the
+// process currently running on them, if any.
+type proc struct {
+	id       int
+	host     string
+	httpPort int
+	raftPort int
+	dataDir  string
+	logPath  string
+
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	done  chan struct{}
+	ready bool
+}
+
+// NewCluster allocates addresses and directories for opts.Brokers brokers
+// without starting any.
+func NewCluster(opts Options) (*Cluster, error) {
+	if opts.Brokers <= 0 {
+		opts.Brokers = 1
+	}
+	if opts.Voters <= 0 {
+		opts.Voters = min(3, opts.Brokers)
+	}
+	if opts.Voters > opts.Brokers {
+		return nil, fmt.Errorf("brokertest: %d voters but %d brokers", opts.Voters, opts.Brokers)
+	}
+	if opts.LogLevel == "" {
+		opts.LogLevel = "info"
+	}
+	c := &Cluster{opts: opts, bin: opts.Binary, dir: opts.Dir, ipBase: 2 + rand.IntN(200),
+		httpc: &http.Client{Transport: client.NewTransport(), Timeout: 2 * time.Second}}
+	if c.bin == "" {
+		var err error
+		if c.bin, err = Build(); err != nil {
+			return nil, err
+		}
+	}
+	if c.dir == "" {
+		d, err := os.MkdirTemp("", "kairolog-brokers-")
+		if err != nil {
+			return nil, err
+		}
+		c.dir, c.tempDir = d, true
+	}
+	for i := 0; i < opts.Brokers; i++ {
+		if _, err := c.add(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	var voters, seeds []string
+	for _, p := range c.brokers[:opts.Voters] {
+		voters = append(voters, fmt.Sprintf("%d@%s", p.id, p.raftAddress()))
+		seeds = append(seeds, p.address())
+	}
+	c.voters, c.seeds = strings.Join(voters, ","), strings.Join(seeds, ",")
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stop = cancel
+	c.probed.Add(1)
+	go c.probe(ctx)
+	return c, nil
+}
+
+func (c *Cluster) add() (*proc, error) {
+	id := len(c.brokers)
+	host := "127.0.0." + strconv.Itoa(2+(c.ipBase-2+id)%252)
+	hp, err := freePort(host)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := freePort(host)
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{id: id, host: host, httpPort: hp, raftPort: rp,
+		dataDir: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)),
+		logPath: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)+".log")}
+	if err := os.MkdirAll(p.dataDir, 0o755); err != nil {
+		return nil, err
+	}
+	c.brokers = append(c.brokers, p)
+	return p, nil
+}
+
+func freePort(host string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("brokertest: no free port on %s: %w", host, err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (p *proc) address() string     { return net.JoinHostPort(p.host, strconv.Itoa(p.httpPort)) }
+func (p *proc) raftAddress() string { return net.JoinHostPort(p.host, strconv.Itoa(p.raftPort)) }
+
+// Len is the number of broker slots (running or not).
+func (c *Cluster) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.brokers)
+}
+
+// Grow adds broker slots until there are at least n and returns the count.
+// New brokers are not voters: they join the quorum through the voters.
+func (c *Cluster) Grow(n int) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.brokers) < n {
+		if _, err := c.add(); err != nil {
+			return len(c.brokers), err
+		}
+	}
+	return len(c.brokers), nil
+}
+
+func (c *Cluster) broker(i int) *proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= len(c.brokers) {
+		panic(fmt.Sprintf("brokertest: no broker %d (the cluster has %d)", i, len(c.brokers)))
+	}
+	return c.brokers[i]
+}
+
+// Endpoint is broker i's HTTP base URL, "http://127.0.0.x:port".
+func (c *Cluster) Endpoint(i int) string { return "http://" + c.broker(i).address() }
+
+// Endpoints are every broker's HTTP base URL, by id.
+func (c *Cluster) Endpoints() []string {
+	out := make([]string, c.Len())
+	for i := range out {
+		out[i] = c.Endpoint(i)
+	}
+	return out
+}
+
+// DataDir is broker i's data directory.
+func (c *Cluster) DataDir(i int) string { return c.broker(i).dataDir }
+
+// LogFile is the file broker i's output is appended to, across restarts.
+func (c *Cluster) LogFile(i int) string { return c.broker(i).logPath }
+
+// Client is a broker API client for broker i.
+func (c *Cluster) Client(i int) *client.Client {
+	cl, err := client.New(c.Endpoint(i), client.WithTimeout(10*time.Second))
+	if err != nil {
+		panic(err)
+	}
+	return cl
+}
+
+// Start starts broker i with the cluster's properties; a running broker is
+// left alone.
+func (c *Cluster) Start(i int) error { return c.StartWithProperties(i, nil) }
+
+// StartWithProperties starts broker i with props (a Java properties file,
+// for example a ConfigMap's broker.properties) followed by the cluster's
+// Options.Config; a running broker is left alone.
+func (c *Cluster) StartWithProperties(i int, props []byte) error {
+	p := c.broker(i)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running() {
+		return nil
+	}
+	cfgPath := filepath.Join(c.dir, "broker-"+strconv.Itoa(i)+".properties")
+	if err := os.WriteFile(cfgPath, c.properties(props), 0o644); err != nil {
+		return err
+	}
+	args := []string{
+		"--id", strconv.Itoa(i),
+		"--data-dir", p.dataDir,
+		"--listen", p.address(),
+		"--raft-listen", p.raftAddress(),
+		"--advertised-address", p.address(),
+		"--initial-voters", c.voters,
+		"--bootstrap-servers", c.seeds,
+		"--config-file", cfgPath,
+		"--log-level", c.opts.LogLevel,
+	}
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(c.bin, args...)
+	// The broker must not outlive a test binary that dies without Close.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out io.Writer = logf
+	var pw *io.PipeWriter
+	if c.opts.Output != nil {
+		var pr *io.PipeReader
+		pr, pw = io.Pipe()
+		out = io.MultiWriter(logf, pw)
+		go prefixLines(c.opts.Output, fmt.Sprintf("[broker-%d] ", i), pr)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	fmt.Fprintf(logf, "=== brokertest: starting broker %d: %s %s\n", i, c.bin, strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("brokertest: start broker %d: %w", i, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		if pw != nil {
+			pw.Close()
+		}
+		close(done)
+	}()
+	p.cmd, p.done, p.ready = cmd, done, false
+	return nil
+}
+
+func (c *Cluster) properties(props []byte) []byte {
+	var b strings.Builder
+	b.Write(props)
+	if len(props) > 0 && props[len(props)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	keys := make([]string, 0, len(c.opts.Config))
+	for k := range c.opts.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, c.opts.Config[k])
+	}
+	return []byte(b.String())
+}
+
+var outMu sync.Mutex
+
+func prefixLines(w io.Writer, prefix string, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		outMu.Lock()
+		fmt.Fprintln(w, prefix+sc.Text())
+		outMu.Unlock()
+	}
+	_, _ = io.Copy(io.Discard, r)
+}
+
+// running reports a live process; p.mu is held.
+func (p *proc) running() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// StartAll starts every broker slot.
+func (c *Cluster) StartAll() error {
+	for i := 0; i < c.Len(); i++ {
+		if err := c.Start(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Running reports whether broker i's process is alive.
+func (c *Cluster) Running(i int) bool {
+	p := c.broker(i)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running()
+}
+
+// Stop stops broker i gracefully (SIGTERM) and waits for it to exit,
+// killing it after 45 s. A stopped broker stays stopped.
+func (c *Cluster) Stop(i int) error { return c.signal(i, syscall.SIGTERM, 45*time.Second) }
+
+// Kill kills broker i (SIGKILL), as a crash or a lost node would.
+func (c *Cluster) Kill(i int) error { return c.signal(i, syscall.SIGKILL, 10*time.Second) }
+
+// Restart stops broker i gracefully and starts it again on its data.
+func (c *Cluster) Restart(i int) error {
+	if err := c.Stop(i); err != nil {
+		return err
+	}
+	return c.Start(i)
+}
+
+func (c *Cluster) signal(i int, sig syscall.Signal, grace time.Duration) error {
+	p := c.broker(i)
+	p.mu.Lock()
+	if !p.running() {
+		p.mu.Unlock()
+		return nil
+	}
+	p.ready = false
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("brokertest: broker %d did not stop within %v; killed (log: %s)", i, grace, p.logPath)
+	}
+	return nil
+}
+
+// Ready reports broker i's /ready as last probed (every 200 ms).
+func (c *Cluster) Ready(i int) bool {
+	p := c.broker(i)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ready && p.running()
+}
+
+// WaitReady waits until the given brokers (every slot when none is given)
+// answer /ready.
+func (c *Cluster) WaitReady(ctx context.Context, ids ...int) error {
+	if len(ids) == 0 {
+		for i := 0; i < c.Len(); i++ {
+			ids = append(ids, i)
+		}
+	}
+	for {
+		var notReady []int
+		for _, i := range ids {
+			if !c.probeOne(ctx, c.broker(i)) {
+				notReady = append(notReady, i)
+			}
+		}
+		if len(notReady) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("brokertest: brokers %v not ready: %w", notReady, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// probe keeps every running broker's ready flag current.
+func (c *Cluster) probe(ctx context.Context) {
+	defer c.probed.Done()
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		procs := append([]*proc(nil), c.brokers...)
+		c.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, p := range procs {
+			wg.Add(1)
+			go func() { defer wg.Done(); c.probeOne(ctx, p) }()
+		}
+		wg.Wait()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Cluster) probeOne(ctx context.Context, p *proc) bool {
+	p.mu.Lock()
+	running := p.running()
+	cmd := p.cmd
+	p.mu.Unlock()
+	ready := false
+	if running {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.address()+"/ready", nil)
+		if resp, err := c.httpc.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			ready = resp.StatusCode == http.StatusOK
+		}
+		cancel()
+	}
+	p.mu.Lock()
+	if p.cmd == cmd { // not restarted meanwhile
+		p.ready = ready && p.running()
+	}
+	p.mu.Unlock()
+	return ready
+}
+
+// Close stops the service endpoint and every broker (SIGTERM, then SIGKILL
+// after 15 s), and removes the directory NewCluster created.
+func (c *Cluster) Close() error {
+	if c.stop != nil {
+		c.stop()
+		c.probed.Wait()
+	}
+	if c.proxy != nil {
+		c.proxy.close()
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, c.Len())
+	for i := 0; i < c.Len(); i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = c.signal(i, syscall.SIGTERM, 15*time.Second) }()
+	}
+	wg.Wait()
+	if c.tempDir {
+		errs = append(errs, os.RemoveAll(c.dir))
+	}
+	return errors.Join(errs...)
+}

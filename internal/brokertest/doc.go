@@ -1,0 +1,26 @@
+// Package brokertest runs real KairoLog brokers as local processes for
+// controller tests, and plays the node that Kubernetes test control planes
+// lack.
+//
+// A Cluster is N broker processes built from cmd/broker, each on its own
+// loopback address (127.0.0.x) with free ports and a data directory that
+// survives restarts, so a restarted broker comes back with its log and its
+// metadata quorum state. Cluster.ServiceURL is an HTTP endpoint that behaves
+// like the cluster's client Service: it forwards every request to a ready
+// broker and fails over when one stops. Point the KairoCluster annotation
+// kairolog.io/endpoint-override at it and the operator reaches the brokers as
+// it would in a cluster.
+//
+// A Node stands in for the kubelet (envtest has none): for every Pod of a
+// StatefulSet it runs the broker whose id is the pod's ordinal, reports the
+// broker's /ready as the pod's Ready condition, stops the broker when the pod
+// is deleted and starts it again, on the same data, when the StatefulSet
+// controller recreates the pod. It can also bind the pods' volume claims and
+// grow their capacity, as a provisioner and a resizer would.
+//
+//	c, err := brokertest.NewCluster(brokertest.Options{Brokers: 3})
+//	defer c.Close()
+//	c.StartAll()
+//	c.WaitReady(ctx)
+//	url := c.ServiceURL()
+package brokertest
