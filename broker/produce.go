@@ -39,13 +39,20 @@ func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, err
 	}
 	n := int32(len(t.Partitions))
 	parts := make([]int32, len(args.Records))
+	// Keyless records of one request share one partition, the next in turn:
+	// round robin per request keeps a batch one append (Kafka's sticky
+	// partitioner does the same per batch).
+	keyless := int32(-1)
 	for i := range args.Records {
 		p := args.Records[i].Partition
 		switch {
 		case p == AnyPartition && args.Records[i].Key != nil:
 			p = keyPartition(args.Records[i].Key, n)
 		case p == AnyPartition:
-			p = b.roundRobin(args.Topic).pick(n)
+			if keyless < 0 {
+				keyless = b.roundRobin(args.Topic).pick(n)
+			}
+			p = keyless
 		case p < 0 || p >= n:
 			return nil, errUnknownPartition(args.Topic, p, n)
 		}

@@ -55,3 +55,29 @@ func BenchmarkFetchHandler(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
 }
+
+// BenchmarkProduceBatchHandler measures one 1000-record keyless batch.
+func BenchmarkProduceBatchHandler(b *testing.B) {
+	n := startSingle(b, nodeOptions{})
+	n.expect(b, "POST", "/topics", `{"name":"bench","partitions":8}`, 201)
+	var recs []string
+	for i := 0; i < 1000; i++ {
+		recs = append(recs, `{"value":"`+strings.Repeat("x", 100)+`"}`)
+	}
+	body := `{"topic":"bench","records":[` + strings.Join(recs, ",") + `]}`
+	h := n.srv.Config.Handler
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest("POST", "/produce", strings.NewReader(body))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
+}

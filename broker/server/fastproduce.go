@@ -6,51 +6,57 @@ import (
 	"unicode/utf8"
 )
 
-// fastProduce decodes the common single-record produce body — one flat JSON
-// object whose values are strings without escapes, integers, booleans or
-// null — without reflection. It reports ok=false for anything else (nested
-// values, escapes, fractions, numbers that do not fit, malformed input), and
-// the caller then decodes with encoding/json, which also words the error.
-// For every input it accepts, it yields what encoding/json would
-// (FuzzFastProduce checks this).
+// fastProduce decodes produce bodies without reflection: one JSON object
+// whose values are strings without escapes, integers, booleans or null, plus
+// "records" (an array of such objects) and "headers" (an object of such
+// strings). It reports ok=false for anything else (escapes, fractions,
+// numbers that do not fit, nesting it does not expect, repeated "records" or
+// "headers", malformed input), and the caller then decodes with
+// encoding/json, which also words the error. For every input it accepts it
+// yields what encoding/json would (FuzzFastProduce checks this).
 func fastProduce(raw []byte) (body produceBody, ok bool) {
 	p := fastParser{b: raw}
 	p.ws()
+	ok = p.object(func(key string) bool { return p.topField(&body, key) })
+	return body, ok && p.end()
+}
+
+// object parses {"key": value, ...}, calling field for each key with the
+// parser on the value.
+func (p *fastParser) object(field func(key string) bool) bool {
 	if !p.eat('{') {
-		return body, false
+		return false
 	}
 	p.ws()
 	if p.eat('}') {
-		return body, p.end()
+		return true
 	}
 	for {
 		p.ws()
 		key, ok := p.str()
 		if !ok {
-			return body, false
+			return false
 		}
 		p.ws()
 		if !p.eat(':') {
-			return body, false
+			return false
 		}
 		p.ws()
-		if !p.field(&body, key) {
-			return body, false
+		if !field(key) {
+			return false
 		}
 		p.ws()
 		if p.eat(',') {
 			continue
 		}
-		if p.eat('}') {
-			return body, p.end()
-		}
-		return body, false
+		return p.eat('}')
 	}
 }
 
 type fastParser struct {
-	b []byte
-	i int
+	b          []byte
+	i          int
+	sawRecords bool
 }
 
 func (p *fastParser) ws() {
@@ -136,71 +142,35 @@ func (p *fastParser) literal(lit string) bool {
 	return false
 }
 
-// field reads the value of key into body. Keys match case-insensitively,
-// as encoding/json matches them; a non-ASCII key (which encoding/json folds
-// with Unicode rules) goes to the slow path.
-func (p *fastParser) field(body *produceBody, key string) bool {
+// foldKey lowercases an ASCII key, as encoding/json matches keys
+// case-insensitively; a non-ASCII key (which encoding/json folds with
+// Unicode rules) goes to the slow path.
+func foldKey(key string) (string, bool) {
 	for i := 0; i < len(key); i++ {
 		if key[i] >= utf8.RuneSelf {
-			return false
+			return "", false
 		}
 	}
-	key = strings.ToLower(key)
-	if p.literal("null") {
-		// encoding/json leaves a field unchanged for null, except that a
-		// pointer is set to nil.
-		switch key {
-		case "topic":
-			body.Topic = nil
-		case "partition":
-			body.Partition = nil
-		case "key":
-			body.Key = nil
-		case "message":
-			body.Message = nil
-		case "value":
-			body.Value = nil
-		case "timestamp":
-			body.Timestamp = nil
-		case "timeout_ms":
-			body.TimeoutMs = nil
-		case "encoding":
-			body.Encoding = nil
-		case "headers", "records", "acks":
-			return false
-		}
-		return true
-	}
-	strField := func(dst **string) bool {
-		s, ok := p.str()
-		*dst = &s
-		return ok
+	return strings.ToLower(key), true
+}
+
+// topField reads one field of the request object.
+func (p *fastParser) topField(body *produceBody, key string) bool {
+	key, ok := foldKey(key)
+	if !ok {
+		return false
 	}
 	switch key {
 	case "topic":
-		return strField(&body.Topic)
-	case "key":
-		return strField(&body.Key)
-	case "message":
-		return strField(&body.Message)
-	case "value":
-		return strField(&body.Value)
+		return p.strField(&body.Topic)
 	case "encoding":
-		return strField(&body.Encoding)
-	case "partition":
-		n, ok := p.integer(32)
-		v := int32(n)
-		body.Partition = &v
-		return ok
-	case "timestamp":
-		n, ok := p.integer(64)
-		body.Timestamp = &n
-		return ok
+		return p.strField(&body.Encoding)
 	case "timeout_ms":
-		n, ok := p.integer(64)
-		body.TimeoutMs = &n
-		return ok
+		return p.intField(&body.TimeoutMs)
 	case "acks":
+		if p.literal("null") {
+			return false
+		}
 		start := p.i
 		if p.peek() == '"' {
 			if _, ok := p.str(); !ok {
@@ -210,10 +180,106 @@ func (p *fastParser) field(body *produceBody, key string) bool {
 			return false
 		}
 		return body.Acks.UnmarshalJSON(p.b[start:p.i]) == nil
-	case "headers", "records":
+	case "records":
+		if body.Records != nil || p.sawRecords {
+			return false // encoding/json would merge into the first array
+		}
+		p.sawRecords = true
+		if p.literal("null") {
+			return true
+		}
+		return p.records(body)
+	}
+	return p.recordField(&body.produceRecordBody, key)
+}
+
+func (p *fastParser) records(body *produceBody) bool {
+	if !p.eat('[') {
 		return false
 	}
+	recs := make([]produceRecordBody, 0, 16)
+	p.ws()
+	if !p.eat(']') {
+		for {
+			p.ws()
+			var r produceRecordBody
+			if !p.object(func(key string) bool {
+				k, ok := foldKey(key)
+				return ok && p.recordField(&r, k)
+			}) {
+				return false
+			}
+			recs = append(recs, r)
+			p.ws()
+			if p.eat(',') {
+				continue
+			}
+			if !p.eat(']') {
+				return false
+			}
+			break
+		}
+	}
+	body.Records = &recs
+	return true
+}
+
+// recordField reads one field of a record (folded key).
+func (p *fastParser) recordField(r *produceRecordBody, key string) bool {
+	switch key {
+	case "partition":
+		if p.literal("null") {
+			r.Partition = nil
+			return true
+		}
+		n, ok := p.integer(32)
+		v := int32(n)
+		r.Partition = &v
+		return ok
+	case "key":
+		return p.strField(&r.Key)
+	case "message":
+		return p.strField(&r.Message)
+	case "value":
+		return p.strField(&r.Value)
+	case "timestamp":
+		return p.intField(&r.Timestamp)
+	case "headers":
+		if r.Headers != nil || p.literal("null") {
+			return false // a repeat would merge; null clears (rare)
+		}
+		h := map[string]string{}
+		if !p.object(func(key string) bool {
+			v, ok := p.str()
+			h[key] = v
+			return ok
+		}) {
+			return false
+		}
+		r.Headers = h
+		return true
+	}
 	return p.skipScalar()
+}
+
+func (p *fastParser) strField(dst **string) bool {
+	if p.literal("null") {
+		*dst = nil
+		return true
+	}
+	s, ok := p.str()
+	*dst = &s
+	return ok
+}
+
+func (p *fastParser) intField(dst **int64) bool {
+	if p.literal("null") {
+		*dst = nil
+		return true
+	}
+	n, ok := p.integer(64)
+	*dst = &n
+	return ok
 }
 
 // skipScalar skips the value of an unknown field if it is a scalar.

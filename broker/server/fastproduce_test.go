@@ -13,6 +13,8 @@ func FuzzFastProduce(f *testing.F) {
 		` { "topic" : "o" , "acks" : -1 , "extra" : true , "n": null, "encoding":"base64"} `,
 		`{"topic":"o","partition":-0,"timestamp":1767000000000,"message":"é"}`,
 		`{"topic":"o","message":"a\"b"}`, `{"topic":"o","records":[]}`, `{}`, `{"a":1.5}`,
+		`{"topic":"o","acks":"all","records":[{"key":"k","value":"v","headers":{"h":"x","h":"y"}},{"partition":3,"message":"m","timestamp":5}]}`,
+		`{"records":[],"Records":[{}]}`, `{"records":null}`, `{"records":[{"headers":{},"HEADERS":{}}]}`, `{"records":[{"topic":"x","key":null}]}`,
 		`{"partition":2147483648}`, `{"topic":null,"topic":"x"}`, `{"acks":"ALL"}`, `{"acks":2}`,
 	} {
 		f.Add(s)

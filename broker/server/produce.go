@@ -134,7 +134,7 @@ func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client
 		}
 	}
 	if b.Records == nil {
-		rec, err := b.produceRecordBody.toRecord("", nil, b64, false)
+		rec, err := b.produceRecordBody.toRecord(-1, nil, b64, false)
 		if err != nil {
 			return args, false, err
 		}
@@ -149,7 +149,7 @@ func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client
 	}
 	args.Records = make([]broker.ProduceRecord, len(*b.Records))
 	for i := range *b.Records {
-		rec, err := (*b.Records)[i].toRecord(recordField(i), b.Partition, b64, true)
+		rec, err := (*b.Records)[i].toRecord(i, b.Partition, b64, true)
 		if err != nil {
 			return args, true, err
 		}
@@ -160,10 +160,15 @@ func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client
 
 func recordField(i int) string { return "records[" + int64Text(int64(i)) + "]." }
 
-// toRecord decodes one record; prefix names its place in the request for
-// error messages, and defPartition is the request's partition.
-func (p *produceRecordBody) toRecord(prefix string, defPartition *int32, b64, inBatch bool) (broker.ProduceRecord, *client.Error) {
+// toRecord decodes one record; index is its place in "records" (-1 for a
+// single-record request), named in error messages, and defPartition is the
+// request's partition.
+func (p *produceRecordBody) toRecord(index int, defPartition *int32, b64, inBatch bool) (broker.ProduceRecord, *client.Error) {
 	rec := broker.ProduceRecord{Partition: broker.AnyPartition}
+	prefix := ""
+	if index >= 0 && (b64 || !p.wellFormed(defPartition)) {
+		prefix = recordField(index) // only built when it may be needed
+	}
 	part := p.Partition
 	if part == nil && inBatch {
 		part = defPartition
@@ -214,6 +219,14 @@ func (p *produceRecordBody) toRecord(prefix string, defPartition *int32, b64, in
 		rec.Timestamp = *p.Timestamp
 	}
 	return rec, nil
+}
+
+// wellFormed reports a record that cannot fail validation in toRecord when
+// it is not base64, so its error prefix need not be built.
+func (p *produceRecordBody) wellFormed(defPartition *int32) bool {
+	return (p.Partition == nil || *p.Partition >= 0) && (defPartition == nil || *defPartition >= 0) && (p.Message != nil || p.Value != nil) &&
+		(p.Message == nil || p.Value == nil || *p.Message == *p.Value) &&
+		(p.Timestamp == nil || (*p.Timestamp >= 0 && *p.Timestamp <= math.MaxInt64/2))
 }
 
 func decodeBytes(field, s string, b64 bool) ([]byte, *client.Error) {
