@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The KairoLog Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package resources
+
+import (
+	"fmt"
+
+	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+)
+
+// Labels on every child and every broker pod.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+
+	// AppName is the value of app.kubernetes.io/name.
+	AppName = "kairolog"
+	// ComponentBroker is the value of app.kubernetes.io/component.
+	ComponentBroker = "broker"
+	// ManagedBy is the value of app.kubernetes.io/managed-by; the operator
+	// caches only pods and claims carrying it.
+	ManagedBy = "kairolog-operator"
+)
+
+// Annotations the operator writes.
+const (
+	// ConfigHashAnnotation on the pod template is a hash of the broker
+	// configuration and of the rest of the template. A pod whose value
+	// differs from the StatefulSet's runs an outdated template and is
+	// restarted by the operator, one broker at a time.
+	ConfigHashAnnotation = "kairolog.io/config-hash"
+	// VotersAnnotation on the StatefulSet records how many brokers were
+	// initial voters of the metadata quorum when the cluster was created, so
+	// that scaling later does not change --initial-voters.
+	VotersAnnotation = "kairolog.io/initial-voters"
+)
+
+// Container layout of a broker pod.
+const (
+	ContainerName  = "broker"
+	HTTPPortName   = "http"
+	RaftPortName   = "raft"
+	HTTPPort       = 8080
+	RaftPort       = 9093
+	DataVolume     = "data"
+	ConfigVolume   = "config"
+	TmpVolume      = "tmp"
+	DataMountPath  = "/var/lib/kairolog"
+	DataDir        = DataMountPath + "/data"
+	ConfigMountDir = "/etc/kairolog"
+	ConfigFile     = ConfigMountDir + "/" + PropertiesKey
+	// PropertiesKey is the ConfigMap key holding the broker's
+	// Java-properties configuration.
+	PropertiesKey = "broker.properties"
+)
+
+// DefaultTerminationGracePeriodSeconds covers a broker's clean shutdown:
+// moving its leaderships (controlled.shutdown.timeout.ms, 30 s by default),
+// draining HTTP, and closing its logs with a clean-shutdown marker.
+const DefaultTerminationGracePeriodSeconds int64 = 60
+
+// DefaultUserID is the non-root user and group brokers run as.
+const DefaultUserID int64 = 65532
+
+// MaxVoters is the most initial voters the operator gives a cluster.
+const MaxVoters = 3
+
+// StatefulSetName is the brokers' StatefulSet: the cluster's name.
+func StatefulSetName(c *kairov1alpha1.KairoCluster) string { return c.Name }
+
+// HeadlessServiceName gives brokers stable DNS names for peers.
+func HeadlessServiceName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-headless" }
+
+// ClientServiceName is where clients reach any ready broker.
+func ClientServiceName(c *kairov1alpha1.KairoCluster) string { return c.Name }
+
+// ConfigMapName holds the broker configuration.
+func ConfigMapName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-config" }
+
+// PodDisruptionBudgetName limits voluntary disruptions of the brokers.
+func PodDisruptionBudgetName(c *kairov1alpha1.KairoCluster) string { return c.Name }
+
+// PodName is the pod of broker id.
+func PodName(c *kairov1alpha1.KairoCluster, id int32) string {
+	return fmt.Sprintf("%s-%d", StatefulSetName(c), id)
+}
+
+// ClaimName is broker id's volume claim, as the StatefulSet controller
+// names it.
+func ClaimName(c *kairov1alpha1.KairoCluster, id int32) string {
+	return fmt.Sprintf("%s-%s", DataVolume, PodName(c, id))
+}
+
+// PeerHost is broker id's stable DNS name through the headless Service.
+func PeerHost(c *kairov1alpha1.KairoCluster, id int32) string {
+	return fmt.Sprintf("%s.%s.%s.svc", PodName(c, id), HeadlessServiceName(c), c.Namespace)
+}
+
+// ClientEndpoint is host:port of the client Service inside the cluster.
+func ClientEndpoint(c *kairov1alpha1.KairoCluster) string {
+	return fmt.Sprintf("%s.%s.svc:%d", ClientServiceName(c), c.Namespace, ServicePort(c))
+}
+
+// ServicePort is the client Service's port.
+func ServicePort(c *kairov1alpha1.KairoCluster) int32 {
+	if c.Spec.Service.Port != 0 {
+		return c.Spec.Service.Port
+	}
+	return HTTPPort
+}
+
+// SelectorLabels select a cluster's broker pods. They are part of the
+// StatefulSet's immutable selector and never change.
+func SelectorLabels(c *kairov1alpha1.KairoCluster) map[string]string {
+	return map[string]string{
+		LabelName:      AppName,
+		LabelInstance:  c.Name,
+		LabelComponent: ComponentBroker,
+	}
+}
+
+// Labels are on every child of a cluster and on its pods.
+func Labels(c *kairov1alpha1.KairoCluster) map[string]string {
+	l := SelectorLabels(c)
+	l[LabelManagedBy] = ManagedBy
+	return l
+}
+
+// Voters is how many initial voters a new cluster of the given size gets:
+// the first three brokers, or all of them when fewer.
+func Voters(replicas int32) int32 {
+	return max(1, min(MaxVoters, replicas))
+}
