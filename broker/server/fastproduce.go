@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 	"unicode/utf8"
 )
 
@@ -90,30 +91,45 @@ func (p *fastParser) peek() byte {
 	return 0
 }
 
-// str reads a string with no escapes and valid UTF-8.
+// plainByte marks the bytes a string can hold as they are: not a quote, a
+// backslash, a control character or the start of a multi-byte rune.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads a string with no escapes and valid UTF-8. The string shares the
+// request body's memory: the body is read once into its own buffer and never
+// written again, and every consumer of these strings copies what it keeps
+// (records into the log's batch, names via strings.Clone where stored).
 func (p *fastParser) str() (string, bool) {
 	if !p.eat('"') {
 		return "", false
 	}
-	start, ascii := p.i, true
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			s := p.b[start:p.i]
-			p.i++
-			if !ascii && !utf8.Valid(s) {
-				return "", false
-			}
-			return string(s), true
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-		p.i++
+	start, b := p.i, p.b
+	i := p.i
+	for i < len(b) && plainByte[b[i]] {
+		i++
 	}
-	return "", false
+	if i < len(b) && b[i] >= utf8.RuneSelf {
+		// Non-ASCII: finish the scan rune-aware, then validate.
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+			i++
+		}
+		if i < len(b) && b[i] == '"' && !utf8.Valid(b[start:i]) {
+			return "", false
+		}
+	}
+	if i >= len(b) || b[i] != '"' {
+		return "", false
+	}
+	p.i = i + 1
+	if i == start {
+		return "", true
+	}
+	return unsafe.String(&b[start], i-start), true
 }
 
 // integer reads a JSON integer (no fraction or exponent).

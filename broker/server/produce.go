@@ -112,7 +112,9 @@ func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client
 	if b.Topic == nil || strings.TrimSpace(*b.Topic) == "" {
 		return args, false, required("topic")
 	}
-	args.Topic = strings.TrimSpace(*b.Topic)
+	// Clone: the fast parser's strings share the request body, and the
+	// topic name may be kept (the round-robin counters are keyed by it).
+	args.Topic = strings.Clone(strings.TrimSpace(*b.Topic))
 	args.Acks = broker.AcksLeader
 	if b.Acks.all {
 		args.Acks = broker.AcksAll
