@@ -30,6 +30,7 @@ type options struct {
 	logLevel         string
 	logFormat        string
 	raftLogLevel     string
+	debugListen      string
 }
 
 // flagHelp reports that -h printed the usage.
@@ -56,6 +57,7 @@ func parseOptions(args []string, getenv func(string) string, hostname string, st
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&o.raftLogLevel, "raft-log-level", "warn", "log level of the raft library: debug, info, warn, error or off")
+	fs.StringVar(&o.debugListen, "debug-listen", "", "serve Go's /debug/pprof profiles on this address (off when empty; keep it private)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: broker [flags]\n\nRuns a KairoLog broker. Every flag can also be set with KAIRO_<FLAG>, e.g. KAIRO_DATA_DIR.\n\n")
 		fs.PrintDefaults()

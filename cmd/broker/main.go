@@ -85,6 +85,9 @@ func run(args []string) error {
 	log.Info("Broker starting", "id", cfg.ID, "listen", ln.Addr().String(), "advertised", cfg.HTTPAdvertise,
 		"raft", cfg.RaftListen, "data", cfg.DataDir, "voters", o.initialVoters)
 
+	if o.debugListen != "" {
+		startDebugServer(log, o.debugListen)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	serveErr := make(chan error, 1)
