@@ -1,0 +1,106 @@
+package nodeagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// podInitEnv names the environment variable that turns a re-executed copy
+// of the running binary into a container's init: the node starts
+// /proc/self/exe in fresh mount and UTS namespaces with only this variable
+// set, and init() below bind-mounts the volumes, /etc/hosts and
+// /etc/resolv.conf, sets the host name and execs the container binary.
+// Because it is package init, it works in every binary that links this
+// package: the kairo-local command and the test binaries of the end-to-end
+// suites alike.
+const podInitEnv = "KAIRO_LOCAL_POD_INIT"
+
+// podInitSpec is what the node hands to the init: everything a container
+// runtime would do between creating the namespaces and exec.
+type podInitSpec struct {
+	Hostname   string      `json:"hostname"`
+	Mounts     []hostMount `json:"mounts"`
+	WorkingDir string      `json:"workingDir"`
+	Path       string      `json:"path"`
+	Args       []string    `json:"args"`
+	Env        []string    `json:"env"`
+}
+
+func init() {
+	specPath, ok := os.LookupEnv(podInitEnv)
+	if !ok {
+		return
+	}
+	err := runPodInit(specPath)
+	// Only reached when exec failed; the container log shows why.
+	fmt.Fprintf(os.Stderr, "kairo-local: cannot start container: %v\n", err)
+	os.Exit(128)
+}
+
+func runPodInit(specPath string) error {
+	data, err := os.ReadFile(specPath)
+	if err != nil {
+		return err
+	}
+	var spec podInitSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return fmt.Errorf("%s: %w", specPath, err)
+	}
+	for _, m := range spec.Mounts {
+		if err := bindMount(m); err != nil {
+			return err
+		}
+	}
+	if spec.Hostname != "" {
+		if err := syscall.Sethostname([]byte(spec.Hostname)); err != nil {
+			return fmt.Errorf("set hostname: %w", err)
+		}
+	}
+	if spec.WorkingDir != "" {
+		if err := os.MkdirAll(spec.WorkingDir, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chdir(spec.WorkingDir); err != nil {
+			return err
+		}
+	}
+	return syscall.Exec(spec.Path, spec.Args, spec.Env)
+}
+
+// bindMount mounts m.Source over m.Target inside this process's private
+// mount namespace. A missing target is created first (on the shared
+// filesystem: an empty directory or file is what a mount point costs here).
+func bindMount(m hostMount) error {
+	info, err := os.Stat(m.Source)
+	if err != nil {
+		return fmt.Errorf("mount %s: %w", m.Source, err)
+	}
+	if _, err := os.Lstat(m.Target); os.IsNotExist(err) {
+		if info.IsDir() {
+			err = os.MkdirAll(m.Target, 0o755)
+		} else {
+			if err = os.MkdirAll(filepath.Dir(m.Target), 0o755); err == nil {
+				var f *os.File
+				if f, err = os.OpenFile(m.Target, os.O_CREATE|os.O_RDONLY, 0o644); err == nil {
+					err = f.Close()
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create mount point %s: %w", m.Target, err)
+		}
+	}
+	if err := syscall.Mount(m.Source, m.Target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s on %s: %w", m.Source, m.Target, err)
+	}
+	if m.ReadOnly {
+		flags := uintptr(syscall.MS_BIND | syscall.MS_REMOUNT | syscall.MS_RDONLY | syscall.MS_REC)
+		if err := syscall.Mount("", m.Target, "", flags, ""); err != nil {
+			return fmt.Errorf("remount %s read-only: %w", m.Target, err)
+		}
+	}
+	return nil
+}
