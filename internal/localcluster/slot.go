@@ -1,0 +1,90 @@
+package localcluster
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// Slots are numbered so that 127.0.N.0/24 stays clear of 127.0.0.1 and of the
+// 127.0.1.1 that Debian maps the host name to.
+const (
+	firstSlot = 10
+	lastSlot  = 250
+)
+
+// ErrNoSlot means every slot is held by another running cluster.
+var ErrNoSlot = errors.New("localcluster: every loopback slot is in use")
+
+// slot is this cluster's share of the loopback network. It is held through
+// an exclusive flock that the kernel releases when the process dies, so a
+// crashed cluster never leaks its slot.
+type slot struct {
+	n    int
+	lock *os.File
+}
+
+// acquireSlot takes a free slot, trying them in random order so that clusters
+// started at the same moment rarely contend for the same lock.
+func acquireSlot(lockDir string) (*slot, error) {
+	if err := os.MkdirAll(lockDir, 0o755); err != nil {
+		return nil, err
+	}
+	order := rand.Perm(lastSlot - firstSlot + 1)
+	for _, i := range order {
+		n := firstSlot + i
+		f, err := os.OpenFile(filepath.Join(lockDir, strconv.Itoa(n)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			_ = f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				continue
+			}
+			return nil, fmt.Errorf("lock slot %d: %w", n, err)
+		}
+		return &slot{n: n, lock: f}, nil
+	}
+	return nil, ErrNoSlot
+}
+
+// release gives the slot back.
+func (s *slot) release() {
+	if s.lock != nil {
+		_ = s.lock.Close()
+		s.lock = nil
+	}
+}
+
+// nodeIP is the address of the control plane and of the node (its InternalIP).
+func (s *slot) nodeIP() net.IP { return net.IPv4(127, 0, byte(s.n), 1).To4() }
+
+// podCIDR holds the pod addresses; .1 is the node's own.
+func (s *slot) podCIDR() *net.IPNet {
+	return &net.IPNet{IP: net.IPv4(127, 0, byte(s.n), 0).To4(), Mask: net.CIDRMask(24, 32)}
+}
+
+// serviceCIDR is handed to kube-apiserver as --service-cluster-ip-range.
+func (s *slot) serviceCIDR() *net.IPNet {
+	return &net.IPNet{IP: net.IPv4(127, 1, byte(s.n), 0).To4(), Mask: net.CIDRMask(24, 32)}
+}
+
+// kubernetesServiceIP is the first address of the service range, which
+// kube-apiserver gives to the default/kubernetes Service.
+func (s *slot) kubernetesServiceIP() net.IP { return net.IPv4(127, 1, byte(s.n), 1).To4() }
+
+// freePort asks the kernel for a port that is free on ip right now.
+func freePort(ip net.IP) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
