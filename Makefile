@@ -34,6 +34,20 @@ help: ## Display this help.
 .PHONY: manifests
 manifests: ## Generate CRDs and RBAC from the kubebuilder markers into config/.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(MAKE) --no-print-directory chart-sync
+
+.PHONY: chart-sync
+chart-sync: ## Copy the CRDs and RBAC rules from config/ into the Helm chart (a test fails when they differ).
+	go run ./hack/chart-sync
+
+.PHONY: docs
+docs: ## Generate docs/crd-reference.md from the CRDs in config/crd/bases (a test fails when it is stale).
+	go run ./hack/crd-docs
+
+.PHONY: lint-chart
+lint-chart: helm ## Lint and render the Helm chart with the helm CLI (go test does the same with the Helm SDK).
+	$(HELM) lint --strict charts/kairolog-operator
+	$(HELM) template kairolog-operator charts/kairolog-operator --namespace kairolog-system > /dev/null
 
 .PHONY: generate
 generate: ## Generate DeepCopy methods for the API types.
@@ -74,6 +88,12 @@ run-broker: ## Run a single-node broker on :8080 with ./data.
 	go run ./cmd/broker
 
 ##@ Dependencies
+
+.PHONY: helm
+helm: $(HELM) ## Build the helm CLI (HELM_VERSION) into bin/.
+$(HELM):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/k8s (cached).
