@@ -155,16 +155,14 @@ func (l *Log) shouldRoll(h BatchHeader, cfg Config, now time.Time) bool {
 		!s.fits(h.NextOffset())
 }
 
-// checkpointInterval spaces out recovery-point checkpoint writes on roll,
-// as Kafka's log.flush.offset.checkpoint.interval.ms does: a crash then
-// rescans at most this much more log than strictly needed.
-var checkpointInterval = 10 * time.Second
-
-// roll seals the active segment (index files written, everything fsynced)
-// and starts a new one at base; the recovery point moves to base.
+// roll starts a new segment at base. The finished segment gets its final
+// time index entry and its index files, is served from mappings from now
+// on, and is fsynced in the background; the recovery point moves past it
+// once that is done.
 func (l *Log) roll(base int64) error {
 	old := l.active()
-	if err := old.seal(); err != nil {
+	old.closeTimeIndex()
+	if err := old.writeIndexes(); err != nil {
 		return err
 	}
 	old.mapIndexes()
@@ -176,43 +174,6 @@ func (l *Log) roll(base int64) error {
 	l.segs = append(l.segs, s)
 	l.mu.Unlock()
 	l.unflushed = 0
-	// The new file's directory entry is made durable by the next
-	// checkpoint write, which fsyncs the directory; until then the
-	// checkpoint on disk still names an older, safe recovery point.
-	l.recoveryPoint = base
-	if time.Since(l.checkpointed) < checkpointInterval {
-		return nil
-	}
-	return l.writeRecoveryPoint()
-}
-
-// afterAppend applies flush.messages and flush.ms.
-func (l *Log) afterAppend(messages int64, cfg Config) error {
-	l.unflushed += messages
-	if cfg.FlushMessages > 0 && l.unflushed >= cfg.FlushMessages {
-		return l.syncActive()
-	}
-	if cfg.FlushMs > 0 && l.flushTimer == nil {
-		l.flushTimer = time.AfterFunc(cfg.FlushMs, l.timedFlush)
-	}
+	l.syncInBackground(old, base)
 	return nil
-}
-
-func (l *Log) syncActive() error {
-	if err := l.active().syncLog(); err != nil {
-		return err
-	}
-	l.unflushed = 0
-	return nil
-}
-
-// timedFlush runs flush.ms after the first unflushed write.
-func (l *Log) timedFlush() {
-	l.writeMu.Lock()
-	defer l.writeMu.Unlock()
-	l.flushTimer = nil
-	if !l.closed && l.unflushed > 0 {
-		// An error here resurfaces on the next explicit Flush or Close.
-		_ = l.syncActive()
-	}
 }

@@ -34,6 +34,7 @@ func crash(l *Log) {
 	if l.flushTimer != nil {
 		l.flushTimer.Stop()
 	}
+	l.stopSyncer()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true

@@ -34,13 +34,12 @@ type Log struct {
 	epochs   *epochCache
 
 	// Writer state, guarded by writeMu.
-	recoveryPoint  int64     // everything below it is on disk
-	checkpointedRP int64     // the recovery point last written to disk
-	checkpointed   time.Time // when it was written
-	unflushed      int64     // messages appended since the last fsync
-	flushTimer     *time.Timer
-	encBuf         []byte
-	hdrBuf         []BatchHeader
+	unflushed  int64 // messages appended since the last fsync
+	flushTimer *time.Timer
+	encBuf     []byte
+	hdrBuf     []BatchHeader
+
+	durability // the recovery point and background syncs of rolled segments
 }
 
 // Dir returns the directory holding the log's files.
@@ -102,45 +101,6 @@ func (l *Log) segmentFor(offset int64) int {
 	return max(i-1, 0)
 }
 
-// Flush writes everything appended so far to disk, index files included,
-// and moves the recovery point to the log end offset.
-func (l *Log) Flush() error {
-	l.writeMu.Lock()
-	defer l.writeMu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	return l.flushAll()
-}
-
-func (l *Log) flushAll() error {
-	for _, s := range l.segs {
-		if err := s.flush(); err != nil {
-			return err
-		}
-	}
-	l.unflushed = 0
-	return l.setRecoveryPoint(l.leo.Load())
-}
-
-// setRecoveryPoint records that everything below off is on disk.
-func (l *Log) setRecoveryPoint(off int64) error {
-	l.recoveryPoint = off
-	return l.writeRecoveryPoint()
-}
-
-// writeRecoveryPoint checkpoints the recovery point if it changed.
-func (l *Log) writeRecoveryPoint() error {
-	if l.recoveryPoint == l.checkpointedRP {
-		return nil
-	}
-	if err := writeOffsetCheckpoint(l.dir, recoveryPointFile, l.recoveryPoint); err != nil {
-		return err
-	}
-	l.checkpointedRP, l.checkpointed = l.recoveryPoint, time.Now()
-	return nil
-}
-
 // Close flushes the log and leaves a clean-shutdown marker so that the
 // next Open trusts the indexes instead of scanning the active segment.
 func (l *Log) Close() error {
@@ -153,6 +113,7 @@ func (l *Log) Close() error {
 		l.flushTimer.Stop()
 		l.flushTimer = nil
 	}
+	l.stopSyncer()
 	l.active().closeTimeIndex()
 	err := l.flushAll()
 	if err == nil {

@@ -24,6 +24,7 @@ func (l *Log) Truncate(offset int64) error {
 	if offset <= l.logStart.Load() {
 		return l.truncateFullyAndStartAt(offset)
 	}
+	l.cutting()
 	l.mu.Lock()
 	err := l.truncateLocked(offset)
 	l.mu.Unlock()
@@ -36,7 +37,7 @@ func (l *Log) Truncate(offset int64) error {
 		}
 	}
 	l.unflushed = 0
-	return l.setRecoveryPoint(min(l.recoveryPoint, l.leo.Load()))
+	return l.lowerRecoveryPoint(l.leo.Load())
 }
 
 // truncateLocked cuts the segments; callers hold writeMu and mu.
@@ -75,6 +76,7 @@ func (l *Log) truncateFullyAndStartAt(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("storage: cannot start a log at offset %d", offset)
 	}
+	l.cutting()
 	// The start offset goes to disk first: a crash part-way through leaves
 	// a log that Open restarts at offset.
 	if err := writeOffsetCheckpoint(l.dir, logStartOffsetFile, offset); err != nil {
@@ -104,7 +106,7 @@ func (l *Log) truncateFullyAndStartAt(offset int64) error {
 		}
 	}
 	l.unflushed = 0
-	return l.setRecoveryPoint(offset)
+	return l.lowerRecoveryPoint(offset)
 }
 
 // batchContaining returns the position and base offset of the first batch
