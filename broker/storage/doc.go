@@ -126,9 +126,10 @@
 // With the default policy appends reach the OS page cache and fsync is
 // left to segment rolls, Flush and Close (and to replication, as in Kafka);
 // flush.messages and flush.ms add fsyncs of the active segment. A roll
-// fsyncs the finished segment's log, writes its index files and moves the
-// recovery point to the new segment's base; the checkpoint file follows at
-// most every 10 s, and on Flush and Close, which also fsync index files.
+// writes the finished segment's index files and fsyncs its log in the
+// background, then moves the recovery point to the new segment's base; the
+// checkpoint file follows at most every 10 s, and on Flush and Close,
+// which also fsync index files.
 // Open after a crash re-reads every segment from the one holding the
 // checkpointed recovery point onwards, verifying CRCs and record
 // structure, cuts the log at the first bad batch and drops later

@@ -19,7 +19,8 @@ import (
 // (roll, truncation, retention, close), never to append, so reads proceed
 // while a batch is being written. Appended bytes become visible to readers
 // only when the segment size and the log end offset are published, after
-// the write has completed.
+// the write has completed. Rolled segments are fsynced by a background
+// goroutine (see flush.go), which touches only the recovery point.
 type Log struct {
 	dir string
 	cfg atomic.Pointer[Config]
