@@ -125,8 +125,15 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// Retriable reports whether the same request may succeed later.
-func (e *Error) Retriable() bool { return e.Status == http.StatusServiceUnavailable }
+// Retriable reports whether the same request may succeed later: the
+// broker's 503s, and a gateway's 502 and 504 in front of it.
+func (e *Error) Retriable() bool {
+	switch e.Status {
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
 
 // ErrorBody is the JSON shape of every error reply.
 type ErrorBody struct {

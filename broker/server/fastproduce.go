@@ -3,8 +3,8 @@ package server
 import (
 	"strconv"
 	"strings"
-	"unsafe"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // fastProduce decodes produce bodies without reflection: one JSON object
