@@ -1,0 +1,435 @@
+/*
+Copyright 2026 The KairoLog Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	brokerclient "github.com/kairolog/kairolog/broker/client"
+)
+
+// Ready condition reasons of a ConsumerGroup, besides the shared ones.
+const (
+	// reasonObserved: the group was observed and matches the spec.
+	reasonObserved = "Observed"
+	// reasonConfigured: the group's session timeout or assignment strategy
+	// was set to the spec in this pass.
+	reasonConfigured = "Configured"
+	// reasonOffsetResetPending: an offset reset waits for the group to have
+	// no active members.
+	reasonOffsetResetPending = "OffsetResetPending"
+	// reasonTopicNotFound: a topic of spec.topics does not exist.
+	reasonTopicNotFound = "TopicNotFound"
+	// reasonGroupNotEmpty: deleting the group's offsets waits for its members to leave.
+	reasonGroupNotEmpty = "GroupNotEmpty"
+)
+
+// Results of status.lastOffsetReset.
+const (
+	offsetResetApplied = "Applied"
+	offsetResetFailed  = "Failed"
+)
+
+// Event reasons of a ConsumerGroup.
+const (
+	eventGroupConfigured          = "GroupConfigured"
+	eventGroupConfigDriftReverted = "GroupConfigDriftReverted"
+	eventOffsetResetApplied       = "offsetResetApplied"
+	eventOffsetResetFailed        = "offsetResetFailed"
+	eventGroupDeleted             = "GroupDeleted"
+	eventGroupRetained            = "GroupRetained"
+)
+
+// groupPass is one reconcile of one ConsumerGroup.
+type groupPass struct {
+	r         *ConsumerGroupReconciler
+	group     *kairov1alpha1.ConsumerGroup
+	cluster   *kairov1alpha1.KairoCluster
+	claimants []metav1.Object
+	// id is the group's id on the brokers.
+	id       string
+	status   kairov1alpha1.ConsumerGroupStatus
+	released bool
+}
+
+// reconcile observes the group, sets its config to the spec, applies a
+// pending offset reset when the group is empty, and records what it saw.
+func (p *groupPass) reconcile(ctx context.Context) (ctrl.Result, error) {
+	g := p.group
+	p.status.GroupID = p.id
+	if p.cluster == nil {
+		return p.waitForCluster(fmt.Sprintf("KairoCluster %q does not exist", g.Spec.ClusterRef.Name))
+	}
+	if p.cluster.DeletionTimestamp != nil {
+		return p.waitForCluster(fmt.Sprintf("KairoCluster %q is being deleted", g.Spec.ClusterRef.Name))
+	}
+	if o := owner(p.claimants); o != nil && o.GetUID() != g.UID {
+		p.clearObserved()
+		p.status.ObservedGeneration = g.Generation
+		p.setReady(metav1.ConditionFalse, reasonConflict, fmt.Sprintf(
+			"Group %q on KairoCluster %q is managed by the older ConsumerGroup %q", p.id, g.Spec.ClusterRef.Name, o.GetName()))
+		return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
+	}
+	if err := setFinalizer(ctx, p.r.Client, g, g.Spec.DeletionPolicy == kairov1alpha1.DeletionPolicyDelete); err != nil {
+		return ctrl.Result{}, err
+	}
+	bc, err := p.r.Brokers.For(p.cluster)
+	if err != nil {
+		return p.failed(brokerFailure{reason: reasonClusterNotReady,
+			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
+	}
+
+	desc, missingTopic, end := p.describe(ctx, bc)
+	if end != nil {
+		return end.res, end.err
+	}
+	configured, end := p.configure(ctx, bc, desc)
+	if end != nil {
+		return end.res, end.err
+	}
+	resetWaiting, resetDone, end := p.offsetReset(ctx, bc, desc)
+	if end != nil {
+		return end.res, end.err
+	}
+	if configured || resetDone || desc == nil {
+		if desc, missingTopic, end = p.describe(ctx, bc); end != nil {
+			return end.res, end.err
+		}
+		if desc == nil {
+			return ctrl.Result{}, errBrokerRetry{msg: fmt.Sprintf("group %q not visible yet after setting its config", p.id)}
+		}
+	}
+	p.observe(desc)
+	p.status.ObservedGeneration = g.Generation
+
+	switch {
+	case missingTopic != "":
+		p.setReady(metav1.ConditionFalse, reasonTopicNotFound, missingTopic)
+	case resetWaiting:
+		p.setReady(metav1.ConditionFalse, reasonOffsetResetPending, p.resetWaitMessage(len(desc.Members)))
+		return ctrl.Result{RequeueAfter: pollAfter(p.r.resync())}, nil
+	default:
+		reason := readyReason(p.status.Conditions)
+		if configured {
+			reason = reasonConfigured
+		} else if reason == "" {
+			reason = reasonObserved
+		}
+		p.setReady(metav1.ConditionTrue, reason, fmt.Sprintf("Group %q is %s with %d members", p.id, desc.State, len(desc.Members)))
+	}
+	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
+}
+
+// describe reads the group with every partition of spec.topics. A group the
+// brokers do not know yet gives a nil description. When a topic of
+// spec.topics does not exist the group is described without them and
+// missingTopic says which.
+func (p *groupPass) describe(ctx context.Context, bc *brokerclient.Client) (
+	desc *brokerclient.GroupDescription, missingTopic string, end *passEnd) {
+	desc, err := bc.DescribeGroup(ctx, p.id, p.group.Spec.Topics...)
+	if brokerclient.IsCode(err, brokerclient.CodeUnknownTopic) {
+		missingTopic = brokerMessage(err)
+		desc, err = bc.DescribeGroup(ctx, p.id)
+	}
+	if brokerclient.IsCode(err, brokerclient.CodeUnknownGroup) {
+		return nil, missingTopic, nil
+	}
+	if err != nil {
+		return nil, "", endWith(p.failed(classify(p.cluster, "Describe group "+p.id, err)))
+	}
+	return desc, missingTopic, nil
+}
+
+// brokerMessage is the broker's own words for an error reply.
+func brokerMessage(err error) string {
+	var be *brokerclient.Error
+	if errors.As(err, &be) {
+		return be.Message
+	}
+	return err.Error()
+}
+
+// desiredConfig is the group config the spec asks for. A zero session
+// timeout leaves the broker's default in place.
+func (p *groupPass) desiredConfig() brokerclient.GroupConfig {
+	cfg := brokerclient.GroupConfig{AssignmentStrategy: string(p.group.Spec.AssignmentStrategy)}
+	if cfg.AssignmentStrategy == "" {
+		cfg.AssignmentStrategy = string(kairov1alpha1.AssignmentRange)
+	}
+	if st := p.group.Spec.SessionTimeout; st != nil {
+		cfg.SessionTimeoutMs = st.Milliseconds()
+	}
+	return cfg
+}
+
+// configure sets the group's session timeout and assignment strategy when
+// the spec changed since the last good pass, when the group is unknown to
+// the brokers, or when the brokers report other values (drift).
+func (p *groupPass) configure(ctx context.Context, bc *brokerclient.Client, desc *brokerclient.GroupDescription) (bool, *passEnd) {
+	g := p.group
+	want := p.desiredConfig()
+	specChanged := g.Generation != g.Status.ObservedGeneration
+	drift := desc != nil && (desc.AssignmentStrategy != want.AssignmentStrategy ||
+		(want.SessionTimeoutMs > 0 && desc.SessionTimeoutMs != want.SessionTimeoutMs))
+	if !specChanged && !drift && desc != nil {
+		return false, nil
+	}
+	if _, err := bc.SetGroupConfig(ctx, p.id, want); err != nil {
+		return false, endWith(p.failed(classify(p.cluster, "Set config of group "+p.id, err)))
+	}
+	log := logf.FromContext(ctx)
+	if drift && !specChanged {
+		log.Info("Reverted group config changed out of band", "group", p.id,
+			"sessionTimeoutMs", desc.SessionTimeoutMs, "assignmentStrategy", desc.AssignmentStrategy)
+		p.event(corev1.EventTypeWarning, eventGroupConfigDriftReverted, "Update",
+			"Config of group %q was changed on the brokers out of band (session timeout %dms, strategy %s); set back to the spec",
+			p.id, desc.SessionTimeoutMs, desc.AssignmentStrategy)
+	} else {
+		log.Info("Set group config", "group", p.id, "sessionTimeoutMs", want.SessionTimeoutMs, "assignmentStrategy", want.AssignmentStrategy)
+		p.event(corev1.EventTypeNormal, eventGroupConfigured, "Update",
+			"Set group %q to assignment strategy %s and %s", p.id, want.AssignmentStrategy, sessionTimeoutText(want.SessionTimeoutMs))
+	}
+	return true, nil
+}
+
+func sessionTimeoutText(ms int64) string {
+	if ms == 0 {
+		return "the brokers' default session timeout"
+	}
+	return "session timeout " + (time.Duration(ms) * time.Millisecond).String()
+}
+
+// offsetReset applies spec.offsetReset once per request id. While the group
+// has active members it waits (a running consumer would overwrite the reset
+// at its next commit); the broker refuses a reset of a non-empty group
+// atomically, so a member joining in between is also caught. A transient
+// failure is retried; any other failure is recorded and not retried.
+func (p *groupPass) offsetReset(ctx context.Context, bc *brokerclient.Client, desc *brokerclient.GroupDescription) (
+	waiting, applied bool, end *passEnd) {
+	req := p.group.Spec.OffsetReset
+	if req == nil || (p.status.LastOffsetReset != nil && p.status.LastOffsetReset.RequestID == req.RequestID) {
+		return false, false, nil
+	}
+	if desc != nil && len(desc.Members) > 0 {
+		return p.resetWaits(len(desc.Members)), false, nil
+	}
+	topics := req.Topics
+	if len(topics) == 0 {
+		topics = p.group.Spec.Topics
+	}
+	breq := brokerclient.ResetOffsetsRequest{To: string(req.To), Offset: req.Offset, Topics: topics}
+	if req.Timestamp != nil {
+		ms := req.Timestamp.UnixMilli()
+		breq.Timestamp = &ms
+	}
+	out, err := bc.ResetOffsets(ctx, p.id, breq)
+	if brokerclient.IsCode(err, brokerclient.CodeNonEmptyGroup) {
+		return p.resetWaits(-1), false, nil
+	}
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+	if err != nil {
+		f := classify(p.cluster, "Reset offsets of group "+p.id, err)
+		if f.transient {
+			return false, false, endWith(p.failed(f))
+		}
+		p.status.LastOffsetReset = &kairov1alpha1.OffsetResetStatus{RequestID: req.RequestID, Result: offsetResetFailed,
+			Message: f.message, Time: &now}
+		p.event(corev1.EventTypeWarning, eventOffsetResetFailed, "ResetOffsets", "Offset reset %q failed: %s", req.RequestID, f.message)
+		return false, false, nil
+	}
+	msg := resetSummary(req, out.Offsets)
+	p.status.LastOffsetReset = &kairov1alpha1.OffsetResetStatus{RequestID: req.RequestID, Result: offsetResetApplied,
+		Message: msg, Time: &now}
+	logf.FromContext(ctx).Info("Applied offset reset", "group", p.id, "requestId", req.RequestID, "to", req.To, "partitions", len(out.Offsets))
+	p.event(corev1.EventTypeNormal, eventOffsetResetApplied, "ResetOffsets", "Offset reset %q applied: %s", req.RequestID, msg)
+	return false, true, nil
+}
+
+// resetWaits notes that the pending reset waits for an empty group, with an
+// event when it starts waiting; members is -1 when the broker refused the
+// reset because someone joined in between.
+func (p *groupPass) resetWaits(members int) bool {
+	if c := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady); c == nil || c.Reason != reasonOffsetResetPending {
+		p.event(corev1.EventTypeNormal, reasonOffsetResetPending, "ResetOffsets", "%s", p.resetWaitMessage(members))
+	}
+	return true
+}
+
+func (p *groupPass) resetWaitMessage(members int) string {
+	id := p.group.Spec.OffsetReset.RequestID
+	if members > 0 {
+		return fmt.Sprintf("Offset reset %q waits for the group's %d active members to leave", id, members)
+	}
+	return fmt.Sprintf("Offset reset %q waits for the group to have no active members", id)
+}
+
+// resetSummary says what a reset moved: "moved 3 partitions of orders to earliest".
+func resetSummary(req *kairov1alpha1.OffsetReset, offs []brokerclient.PartitionOffset) string {
+	var topics []string
+	for _, o := range offs {
+		if !slices.Contains(topics, o.Topic) {
+			topics = append(topics, o.Topic)
+		}
+	}
+	target := string(req.To)
+	switch {
+	case req.To == kairov1alpha1.ResetToOffset && req.Offset != nil:
+		target = fmt.Sprintf("offset %d (clamped to each partition's range)", *req.Offset)
+	case req.To == kairov1alpha1.ResetToTimestamp && req.Timestamp != nil:
+		target = "the first record at or after " + req.Timestamp.UTC().Format(time.RFC3339)
+	}
+	if len(offs) == 0 {
+		return "no partitions to move"
+	}
+	return fmt.Sprintf("moved %d partitions of %s to %s", len(offs), strings.Join(topics, ", "), target)
+}
+
+// observe copies the group's description into the status. Times are kept
+// to the second, as the API server stores them, so that an unchanged group
+// compares equal and is not written again.
+func (p *groupPass) observe(desc *brokerclient.GroupDescription) {
+	st := &p.status
+	st.State = desc.State
+	st.Generation = desc.Generation
+	st.MemberCount = int32(len(desc.Members))
+	st.Members = nil
+	for _, m := range desc.Members {
+		ms := kairov1alpha1.GroupMemberStatus{ID: m.ID, ClientID: m.ClientID}
+		if !m.LastSeen.IsZero() {
+			t := metav1.NewTime(m.LastSeen.Truncate(time.Second))
+			ms.LastSeen = &t
+		}
+		for _, a := range m.Assignment {
+			if len(a.Partitions) > 0 {
+				ms.Assignment = append(ms.Assignment, kairov1alpha1.TopicPartitions{Topic: a.Topic, Partitions: a.Partitions})
+			}
+		}
+		st.Members = append(st.Members, ms)
+	}
+	st.Offsets, st.TotalLag = nil, 0
+	for _, o := range desc.Offsets {
+		if len(p.group.Spec.Topics) > 0 && !slices.Contains(p.group.Spec.Topics, o.Topic) {
+			continue
+		}
+		st.Offsets = append(st.Offsets, kairov1alpha1.PartitionOffsetStatus{Topic: o.Topic, Partition: o.Partition,
+			CommittedOffset: o.CommittedOffset, HighWatermark: o.HighWatermark, Lag: o.Lag})
+		if o.Lag > 0 {
+			st.TotalLag += o.Lag
+		}
+	}
+}
+
+// clearObserved forgets what was observed of a group this resource does not manage.
+func (p *groupPass) clearObserved() {
+	st := &p.status
+	st.State, st.Generation, st.MemberCount, st.Members = "", 0, 0, nil
+	st.Offsets, st.TotalLag = nil, 0
+}
+
+// setReady sets the Ready condition; turning False with a new reason sends
+// a warning event with the same message.
+func (p *groupPass) setReady(status metav1.ConditionStatus, reason, message string) {
+	if setReady(&p.status.Conditions, p.group.Generation, status, reason, message) && status == metav1.ConditionFalse &&
+		reason != reasonOffsetResetPending {
+		p.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", message)
+	}
+}
+
+func (p *groupPass) event(eventType, reason, action, note string, args ...any) {
+	recordEvent(p.r.Recorder, p.group, eventType, reason, action, note, args...)
+}
+
+func (p *groupPass) waitForCluster(message string) (ctrl.Result, error) {
+	p.setReady(metav1.ConditionFalse, reasonClusterNotReady, message)
+	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
+}
+
+func (p *groupPass) failed(f brokerFailure) (ctrl.Result, error) {
+	p.setReady(metav1.ConditionFalse, f.reason, f.message)
+	if f.transient {
+		return ctrl.Result{}, errBrokerRetry{msg: f.message}
+	}
+	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
+}
+
+// finalize runs when the ConsumerGroup is being deleted. With deletionPolicy
+// Delete it deletes the group's committed offsets on the brokers, waiting
+// (with a condition) while the group has active members, since the brokers
+// refuse to delete a group in use. It never waits for a cluster that is gone
+// or being deleted, and leaves the group alone while another ConsumerGroup
+// still names it.
+func (p *groupPass) finalize(ctx context.Context) (ctrl.Result, error) {
+	g := p.group
+	if !controllerutil.ContainsFinalizer(g, kairov1alpha1.FinalizerName) {
+		return ctrl.Result{}, nil
+	}
+	switch {
+	case g.Spec.DeletionPolicy != kairov1alpha1.DeletionPolicyDelete:
+		return p.release(ctx, corev1.EventTypeNormal, eventGroupRetained, "Left the offsets of group %q on the brokers (deletionPolicy Retain)", p.id)
+	case p.cluster == nil:
+		return p.release(ctx, corev1.EventTypeWarning, eventFinalizerReleased,
+			"KairoCluster %q is gone; the offsets of group %q were not deleted on the brokers", g.Spec.ClusterRef.Name, p.id)
+	case p.cluster.DeletionTimestamp != nil:
+		return p.release(ctx, corev1.EventTypeWarning, eventFinalizerReleased,
+			"KairoCluster %q is being deleted; the offsets of group %q were not deleted on the brokers", g.Spec.ClusterRef.Name, p.id)
+	}
+	if o := otherLiveClaimant(p.claimants, g); o != nil {
+		return p.release(ctx, corev1.EventTypeNormal, eventHandedOver,
+			"Group %q is still managed by ConsumerGroup %q; its offsets were not deleted on the brokers", p.id, o.GetName())
+	}
+	bc, err := p.r.Brokers.For(p.cluster)
+	if err != nil {
+		return p.failed(brokerFailure{reason: reasonClusterNotReady,
+			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
+	}
+	err = bc.DeleteGroup(ctx, p.id)
+	switch {
+	case err == nil:
+		logf.FromContext(ctx).Info("Deleted group offsets on the brokers", "group", p.id)
+		return p.release(ctx, corev1.EventTypeNormal, eventGroupDeleted, "Deleted the committed offsets of group %q on the brokers", p.id)
+	case brokerclient.IsCode(err, brokerclient.CodeUnknownGroup):
+		return p.release(ctx, corev1.EventTypeNormal, eventGroupDeleted, "Group %q was already gone from the brokers", p.id)
+	case brokerclient.IsCode(err, brokerclient.CodeNonEmptyGroup):
+		p.setReady(metav1.ConditionFalse, reasonGroupNotEmpty, fmt.Sprintf(
+			"Waiting for the members of group %q to leave before deleting its committed offsets: %s", p.id, brokerMessage(err)))
+		return ctrl.Result{RequeueAfter: pollAfter(p.r.resync())}, nil
+	}
+	return p.failed(classify(p.cluster, "Delete group "+p.id, err))
+}
+
+func (p *groupPass) release(ctx context.Context, eventType, reason, note string, args ...any) (ctrl.Result, error) {
+	if err := setFinalizer(ctx, p.r.Client, p.group, false); err != nil {
+		return ctrl.Result{}, err
+	}
+	p.released = true
+	logf.FromContext(ctx).Info("Released the ConsumerGroup finalizer", "reason", reason)
+	p.event(eventType, reason, "Delete", note, args...)
+	return ctrl.Result{}, nil
+}
