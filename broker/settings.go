@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/cluster"
 )
 
 // Settings are the broker-wide configs of a properties file (--config-file),
@@ -50,9 +52,10 @@ type Settings struct {
 
 // DefaultSettings are Kafka's defaults where Kafka has the knob, except the
 // failure-detection times, which are shorter so that a pod restart on
-// Kubernetes costs seconds (broker session 3 s, heartbeat 500 ms, replica
+// Kubernetes costs seconds (broker session 2.5 s, heartbeat 500 ms, replica
 // lag 10 s), and the original KairoLog broker's group timeouts (5 min stale,
-// 1 min cleanup).
+// 1 min cleanup). The session and heartbeat defaults are broker/cluster's,
+// whose comment explains how they bound failover.
 func DefaultSettings() Settings {
 	return Settings{
 		NumPartitions:                 1,
@@ -67,8 +70,8 @@ func DefaultSettings() Settings {
 		LogRetentionCheckMs:           5 * time.Minute,
 		MessageMaxBytes:               1 << 20,
 		MaxRequestBytes:               16 << 20,
-		BrokerSessionTimeout:          3 * time.Second,
-		BrokerHeartbeatInterval:       500 * time.Millisecond,
+		BrokerSessionTimeout:          cluster.DefaultSessionTimeout,
+		BrokerHeartbeatInterval:       cluster.DefaultHeartbeatInterval,
 		ReplicaLagTimeMax:             10 * time.Second,
 		ReplicaFetchWaitMax:           500 * time.Millisecond,
 		ReplicaFetchMaxBytes:          1 << 20,
