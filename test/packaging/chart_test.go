@@ -206,13 +206,11 @@ var chartCases = []chartCase{
 				"--metrics-bind-address=:8080",
 				"--default-broker-image=kairolog/broker:"+app,
 				"--resync-interval=30s",
+				"--broker-timeout=10s",
 				"--zap-log-level=info",
 				"--zap-encoder=json")
 			if _, ok := argWithPrefix(m, "--watch-namespaces"); ok {
 				t.Error("--watch-namespaces is set although watchNamespaces is empty")
-			}
-			if _, ok := argWithPrefix(m, "--broker-timeout"); ok {
-				t.Error("--broker-timeout is set although brokerTimeout is empty")
 			}
 			wantRestrictedSecurity(t, d)
 			for _, crd := range r.all("CustomResourceDefinition") {
@@ -566,6 +564,7 @@ func TestChartRejectsBadValues(t *testing.T) {
 		{`resyncInterval: 5 minutes`, "resyncInterval"},
 		{`resyncInterval: ""`, "resyncInterval"},
 		{`brokerTimeout: 10`, "brokerTimeout"},
+		{`brokerTimeout: ""`, "brokerTimeout"},
 		{`metrics: {port: 70000}`, "port"},
 		{`crds: {keep: "yes"}`, "keep"},
 		{`crds: {enabled: true}`, "enabled"},
