@@ -14,6 +14,11 @@
 //
 // # Leader
 //
+// On election the leader records in its log that its epoch starts at the
+// current log end offset (storage's AssignEpoch, as Kafka does), so the
+// epoch-end requests of its followers are answered from the log's epoch
+// cache even before it has written anything.
+//
 // Produce appends one batch stamped with the leader epoch. The leader learns
 // each follower's log end offset from its fetch offset and keeps the high
 // watermark (HW) at the smallest log end offset over the ISR; it never moves

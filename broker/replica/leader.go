@@ -27,6 +27,14 @@ const (
 // counts towards the high watermark).
 func (p *partition) becomeLeader(st PartitionState) {
 	p.roleMu.Lock()
+	// The epoch starts at the log end offset now, before anything is
+	// written in it (Kafka's assign on election): a follower asking where
+	// its latest epoch ends gets this offset even while this leader has
+	// written nothing. No append runs while roleMu is held.
+	if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil && !errors.Is(err, storage.ErrClosed) {
+		p.env.logger.Error("Cannot record the start of the leader epoch", "topic", p.topic, "partition", p.id,
+			"epoch", st.LeaderEpoch, "error", err)
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -221,25 +229,20 @@ func (p *partition) waitData(ctx context.Context, offset int64, epoch int32, wai
 
 // endOffsetForEpoch answers a follower's OffsetsForLeaderEpoch: the largest
 // epoch not above requested that this leader's log knows, and where it ends
-// (the start of the next epoch, or the log end offset for the latest).
+// (the start of the next epoch, or the log end offset for the latest). The
+// log learnt this leadership's epoch at election (becomeLeader), so an epoch
+// that ended before it is answered with the offset where this one began
+// even before this leader has written anything.
 func (p *partition) endOffsetForEpoch(leaderEpoch, requested int32) (epoch int32, end int64, err error) {
-	// The write lock holds appends off, so the latest epoch and the log
-	// end offset below belong together.
-	p.roleMu.Lock()
-	defer p.roleMu.Unlock()
+	// Holding roleMu keeps the leadership checked below in place while the
+	// log answers.
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
 	p.mu.Lock()
 	err = p.checkLeaderEpochLocked(leaderEpoch)
 	p.mu.Unlock()
 	if err != nil {
 		return -1, -1, err
-	}
-	if latest := p.log.LatestEpoch(); latest >= 0 && requested > latest && requested <= leaderEpoch {
-		// This leader has not written in its own epoch yet, so its log
-		// knows no epoch as new as the requested one (storage records an
-		// epoch with its first batch, Kafka at election). Everything the
-		// leader has belongs to epochs up to latest, which therefore ends
-		// at the log end.
-		return latest, p.log.LogEndOffset(), nil
 	}
 	epoch, end = p.log.EndOffsetForEpoch(requested)
 	return epoch, end, nil

@@ -328,3 +328,69 @@ func TestLongPollWakesOnAppend(t *testing.T) {
 		t.Errorf("idle long poll: %d records, %v after %v", len(res.Records), err, time.Since(start))
 	}
 }
+
+// A leader records its epoch's start at election, so the epoch-end request
+// of a follower whose latest epoch ended there is answered with that start
+// before the leader has written anything, and still after it has.
+func TestNewLeaderAnswersEpochEndBeforeWriting(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", nil)
+	waitLeader(t, bs[0], "orders")
+	produce(t, bs[0], "orders", recordsOf("committed", 5), AcksAll)
+
+	st := c.update("orders", 0, func(s *PartitionState) { s.Leader = 1 })
+	waitLeader(t, bs[1], "orders")
+	p, err := bs[1].manager().partition("orders", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		e, end, err := p.endOffsetForEpoch(st.LeaderEpoch, 1)
+		if err != nil || e != 1 || end != 5 {
+			t.Fatalf("%s: end of epoch 1 = (%d, %d, %v), want (1, 5)", when, e, end, err)
+		}
+		if e, end, err := p.endOffsetForEpoch(st.LeaderEpoch, st.LeaderEpoch); err != nil || e != st.LeaderEpoch || end != p.log.LogEndOffset() {
+			t.Fatalf("%s: end of the current epoch = (%d, %d, %v), want (%d, %d)", when, e, end, err, st.LeaderEpoch, p.log.LogEndOffset())
+		}
+	}
+	check("before writing")
+	if got := p.log.LatestEpoch(); got != st.LeaderEpoch {
+		t.Fatalf("new leader's log latest epoch = %d, want %d recorded at election", got, st.LeaderEpoch)
+	}
+	produce(t, bs[1], "orders", recordsOf("new", 3), AcksAll)
+	check("after writing")
+
+	// Brokers 0 and 2 stop; broker 1 leads a newer epoch alone and writes
+	// what nobody copies. Leadership then goes back to broker 0, which
+	// restarts knowing epochs 1 and 2 only. Broker 1, now a follower whose
+	// latest epoch is one broker 0 never saw, learns that epoch 2 is the
+	// last they share and that it ends where broker 0's epoch began, and
+	// discards its tail.
+	bs[0].stop(t)
+	bs[2].stop(t)
+	c.update("orders", 0, func(s *PartitionState) { s.Leader = 2 })
+	lone := c.update("orders", 0, func(s *PartitionState) { s.Leader = 1; s.ISR = []int32{1} })
+	eventually(t, 5*time.Second, "broker 1 to lead alone", func() bool {
+		i := info(t, bs[1], "orders")
+		return i.IsLeader && i.LeaderEpoch == lone.LeaderEpoch
+	})
+	produce(t, bs[1], "orders", recordsOf("lost", 2), AcksLeader)
+	st = c.update("orders", 0, func(s *PartitionState) { s.Leader = 0; s.ISR = []int32{0} })
+	bs[0].start(t)
+	waitLeader(t, bs[0], "orders")
+	p0, err := bs[0].manager().partition("orders", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, end, err := p0.endOffsetForEpoch(st.LeaderEpoch, lone.LeaderEpoch); err != nil || e != 2 || end != 8 {
+		t.Fatalf("end of epoch %d on the leader of epoch %d = (%d, %d, %v), want (2, 8)", lone.LeaderEpoch, st.LeaderEpoch, e, end, err)
+	}
+	eventually(t, 5*time.Second, "broker 1 to drop its tail", func() bool {
+		return info(t, bs[1], "orders").LogEndOffset == 8
+	})
+	if got := values(readAll(t, bs[1], "orders")); slices.Contains(got, "lost-0") {
+		t.Fatalf("broker 1 kept its unreplicated tail: %v", got)
+	}
+}

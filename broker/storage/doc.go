@@ -35,6 +35,7 @@
 //	func (l *Log) Close() error
 //	func (l *Log) Delete() error
 //	func (l *Log) LatestEpoch() int32
+//	func (l *Log) AssignEpoch(epoch int32) error
 //	func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64)
 //	func EncodeBatch(dst []byte, baseOffset int64, leaderEpoch int32, records []Record) ([]byte, error)
 //	func DecodeBatch(b []byte) (BatchHeader, []Record, error)

@@ -98,3 +98,53 @@ func TestEpochCachePersistence(t *testing.T) {
 		}
 	}
 }
+
+// A new leader assigns its epoch before writing: a follower's question
+// about the previous epoch is then answered with the new epoch's start, not
+// the moving log end, and appends in the new epoch keep that start.
+func TestAssignEpochAtElection(t *testing.T) {
+	dir := t.TempDir()
+	l := mustOpen(t, dir, smallConfig())
+	appendRange(t, l, 0, 10, 5, 1)
+	if err := l.AssignEpoch(3); err != nil {
+		t.Fatal(err)
+	}
+	if l.LatestEpoch() != 3 {
+		t.Fatalf("latest epoch %d after assigning 3", l.LatestEpoch())
+	}
+	for _, epoch := range []int32{1, 2} {
+		if e, end := l.EndOffsetForEpoch(epoch); e != 1 || end != 10 {
+			t.Fatalf("EndOffsetForEpoch(%d) = (%d, %d), want (1, 10)", epoch, e, end)
+		}
+	}
+	if err := l.AssignEpoch(2); err != nil || l.LatestEpoch() != 3 {
+		t.Fatalf("assigning an older epoch: %v, latest %d", err, l.LatestEpoch())
+	}
+	if _, _, err := l.Append([]Record{rec(10)}, 2); err == nil {
+		t.Fatal("append in an epoch older than the assigned one was accepted")
+	}
+	appendRange(t, l, 10, 15, 5, 3)
+	if e, end := l.EndOffsetForEpoch(1); e != 1 || end != 10 {
+		t.Fatalf("after appends in epoch 3: EndOffsetForEpoch(1) = (%d, %d), want (1, 10)", e, end)
+	}
+	if e, end := l.EndOffsetForEpoch(3); e != 3 || end != 15 {
+		t.Fatalf("EndOffsetForEpoch(3) = (%d, %d), want (3, 15)", e, end)
+	}
+
+	// An epoch that never wrote does not survive a reopen.
+	if err := l.AssignEpoch(4); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = mustOpen(t, dir, smallConfig())
+	defer l.Close()
+	if l.LatestEpoch() != 3 {
+		t.Fatalf("latest epoch %d after reopening, want 3 (epoch 4 wrote nothing)", l.LatestEpoch())
+	}
+	l.Close()
+	if err := l.AssignEpoch(5); err == nil {
+		t.Fatal("AssignEpoch on a closed log succeeded")
+	}
+}

@@ -83,6 +83,26 @@ func (l *Log) SegmentCount() int {
 // LatestEpoch is the newest leader epoch that wrote to the log, -1 if none.
 func (l *Log) LatestEpoch() int32 { return l.epochs.latest() }
 
+// AssignEpoch records that leader epoch epoch starts at the log end offset,
+// as a newly elected leader does before it writes anything (Kafka assigns
+// the epoch on becoming leader), so that EndOffsetForEpoch answers for the
+// new epoch at once: a follower asking where its own latest epoch ends then
+// gets the start of this one. An epoch not newer than the latest is
+// ignored. Like Append, it takes the writer's lock; the cache is updated in
+// memory even if persisting the checkpoint fails, which it reports. An
+// epoch that never wrote is trimmed again when the log is reopened.
+func (l *Log) AssignEpoch(epoch int32) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if !l.epochs.assign(epoch, l.leo.Load()) {
+		return nil
+	}
+	return l.epochs.persist(l.dir)
+}
+
 // EndOffsetForEpoch answers OffsetsForLeaderEpoch with Kafka's semantics:
 // the largest epoch ≤ epoch that wrote to the log and the start offset of
 // the next higher epoch, or LogEndOffset if epoch is the latest; (-1, -1)
