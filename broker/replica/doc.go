@@ -40,6 +40,12 @@
 // HW or the log end moves (waiters.go), never on a sleep or a polling
 // interval: a follower's fetch that advances the HW wakes the producer.
 //
+// The leader also answers offset lookups by timestamp from the log's time
+// index (OffsetForTimestamp, capped at the HW) and moves the log start
+// forward on request (DeleteRecords, at most to the HW), which the group
+// coordinator uses to drop journal records a snapshot has replaced.
+// Followers follow the leader's log start with their next fetch.
+//
 // # Follower
 //
 // A follower runs one fetcher goroutine per partition (fetcher.go explains

@@ -1,0 +1,116 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/storage"
+)
+
+func TestDeleteRecordsMovesTheLogStartOnEveryReplica(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", map[string]string{"segment.bytes": "1024"})
+	waitLeader(t, bs[0], "orders")
+	for range 10 {
+		produce(t, bs[0], "orders", recordsOf("padding-padding-padding", 5), AcksAll)
+	}
+	m := bs[0].manager()
+	segments := func(b *testBroker) int {
+		p, err := b.manager().partition("orders", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.log.SegmentCount()
+	}
+	before := segments(bs[0])
+
+	var oor *OffsetOutOfRangeError
+	if _, err := m.DeleteRecords("orders", 0, 51); !errors.As(err, &oor) || oor.HighWatermark != 50 {
+		t.Fatalf("DeleteRecords above the high watermark: %v", err)
+	}
+	var nl *NotLeaderError
+	if _, err := bs[1].manager().DeleteRecords("orders", 0, 10); !errors.As(err, &nl) || nl.Leader != 0 {
+		t.Fatalf("DeleteRecords on a follower: %v", err)
+	}
+	lso, err := m.DeleteRecords("orders", 0, 27)
+	if err != nil || lso != 27 {
+		t.Fatalf("DeleteRecords(27) = %d, %v", lso, err)
+	}
+	if lso, err := m.DeleteRecords("orders", 0, 3); err != nil || lso != 27 {
+		t.Fatalf("DeleteRecords below the log start = %d, %v; want 27 unchanged", lso, err)
+	}
+	if after := segments(bs[0]); after >= before {
+		t.Errorf("segments before and after deleting: %d, %d", before, after)
+	}
+	if _, err := m.Fetch(t.Context(), "orders", 0, 26, 1<<20, 0, 0); !errors.As(err, &oor) || oor.LogStartOffset != 27 {
+		t.Fatalf("fetch below the new log start: %v", err)
+	}
+	res, err := m.Fetch(t.Context(), "orders", 0, 27, 1<<20, 0, 0)
+	if err != nil || len(res.Records) != 23 || res.Records[0].Offset != 27 || res.LogStartOffset != 27 {
+		t.Fatalf("fetch from the new log start: %d records, log start %d, %v", len(res.Records), res.LogStartOffset, err)
+	}
+
+	// The followers take the log start with their next fetch, and a new
+	// leader keeps it.
+	produce(t, bs[0], "orders", recordsOf("after", 1), AcksAll)
+	for _, b := range bs[1:] {
+		eventually(t, 5*time.Second, fmt.Sprintf("broker %d to follow the log start", b.id), func() bool {
+			return info(t, b, "orders").LogStartOffset == 27
+		})
+	}
+	c.update("orders", 0, func(s *PartitionState) { s.Leader = 1 })
+	waitLeader(t, bs[1], "orders")
+	res, err = bs[1].manager().Fetch(t.Context(), "orders", 0, 27, 1<<20, 0, 0)
+	if err != nil || len(res.Records) == 0 || res.Records[0].Offset != 27 || res.LogStartOffset != 27 {
+		t.Fatalf("new leader: fetch from 27 = %d records, log start %d, %v", len(res.Records), res.LogStartOffset, err)
+	}
+}
+
+func TestOffsetForTimestampStopsAtTheHighWatermark(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", map[string]string{"segment.bytes": "1024"})
+	waitLeader(t, bs[0], "orders")
+	const base = 1_700_000_000_000
+	for i := range 40 {
+		// Two records per batch, timestamps 10 ms apart.
+		recs := []storage.Record{
+			{Timestamp: base + int64(20*i), Value: []byte("a")},
+			{Timestamp: base + int64(20*i+10), Value: []byte("b")},
+		}
+		produce(t, bs[0], "orders", recs, AcksAll)
+	}
+	m := bs[0].manager()
+	for _, tc := range []struct {
+		ts   int64
+		want int64
+	}{
+		{0, 0},
+		{base, 0},
+		{base + 10, 1},
+		{base + 15, 2},
+		{base + 555, 56},
+		{base + 790, 79},
+		{base + 791, 80}, // after every record: the high watermark
+	} {
+		if got, err := m.OffsetForTimestamp("orders", 0, tc.ts); err != nil || got != tc.want {
+			t.Errorf("OffsetForTimestamp(base+%d) = %d, %v; want %d", tc.ts-base, got, err, tc.want)
+		}
+	}
+
+	// A record nobody else has is above the high watermark: not an answer.
+	bs[1].stop(t)
+	bs[2].stop(t)
+	produce(t, bs[0], "orders", []storage.Record{{Timestamp: base + 5000, Value: []byte("late")}}, AcksLeader)
+	if got, err := m.OffsetForTimestamp("orders", 0, base+4000); err != nil || got != 80 {
+		t.Errorf("OffsetForTimestamp past the high watermark = %d, %v; want 80", got, err)
+	}
+	var nl *NotLeaderError
+	bs[1].start(t)
+	if _, err := bs[1].manager().OffsetForTimestamp("orders", 0, base); !errors.As(err, &nl) {
+		t.Errorf("OffsetForTimestamp on a follower: %v", err)
+	}
+}
