@@ -109,37 +109,14 @@ func (b *Broker) localOffsets(ctx context.Context, topic string, p int32, ts *in
 	}
 	out := partitionOffsets{LogStartOffset: info.LogStartOffset, HighWatermark: info.HighWatermark, LogEndOffset: info.LogEndOffset}
 	if ts != nil {
-		off, err := b.offsetForTimestamp(ctx, topic, p, *ts, info)
+		// The leader's time index, capped at the high watermark.
+		off, err := b.replicas.OffsetForTimestamp(topic, p, *ts)
 		if err != nil {
 			return partitionOffsets{}, err
 		}
 		out.OffsetForTimestamp = &off
 	}
 	return out, nil
-}
-
-// offsetForTimestamp finds the first offset whose record timestamp is at or
-// after ts (the high watermark if none) by reading the partition. The replica
-// manager does not expose the log's time index, so this scans; it serves
-// only offset resets, an admin operation.
-func (b *Broker) offsetForTimestamp(ctx context.Context, topic string, p int32, ts int64, info replica.PartitionInfo) (int64, error) {
-	off := info.LogStartOffset
-	for off < info.HighWatermark {
-		res, err := b.replicas.Fetch(ctx, topic, p, off, 4<<20, 10_000, 0)
-		if err != nil {
-			return 0, err
-		}
-		if len(res.Records) == 0 {
-			break
-		}
-		for _, r := range res.Records {
-			if r.Timestamp >= ts {
-				return r.Offset, nil
-			}
-			off = r.Offset + 1
-		}
-	}
-	return info.HighWatermark, nil
 }
 
 // serveOffsets is the internal handler of internalOffsetsPath.
