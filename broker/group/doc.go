@@ -10,9 +10,11 @@
 // __consumer_offsets, so a group's records live in one partition and the
 // leader of that partition is the group's coordinator: replication of group
 // state is the replication of that partition, with no second mechanism.
-// [Coordinator.Replay] rebuilds state from the stored records and
-// [Coordinator.Snapshot] returns records that recreate the current state, so
-// the owner can compact the journal.
+// [Coordinator.Replay] rebuilds state from the stored records.
+// [Coordinator.Snapshot] returns records that recreate the current state, and
+// [Coordinator.WriteSnapshot] appends them to the journal group by group
+// under each group's lock, after which the owner may drop every record
+// appended before the call (the broker moves the partition's log start).
 //
 // # Two kinds of members
 //

@@ -1,15 +1,16 @@
 package group
 
-import "sort"
+import (
+	"context"
+	"fmt"
+	"sort"
+)
 
 // Snapshot returns records that recreate the current state of every group
-// when replayed into an empty coordinator, so the owner can compact the
-// journal: the snapshot replaces every record appended before Snapshot was
-// called, and records appended since then are kept after it. (Groups are
-// captured one by one while the coordinator serves, so some of those later
-// records may already be in the snapshot; replaying a record onto a state
-// that holds it changes nothing, except that a member's last-seen time may
-// go back to that record's time until its next heartbeat.) Joins that
+// when replayed into an empty coordinator. Groups are captured one by one
+// while the coordinator serves; to compact a journal that keeps taking
+// writes, use WriteSnapshot, which appends each group's records before the
+// group can change again. Joins that
 // are still waiting are not part of it (their clients join again when the
 // coordinator changes); everything else is, including last-seen times newer
 // than the journal's and a rebalance that is pending because of a journaled
@@ -25,6 +26,61 @@ func (c *Coordinator) Snapshot() [][]byte {
 		c.unlockGroup(g)
 	}
 	return out
+}
+
+// BatchJournal is a Journal that can also store several records of one
+// group as a single write, all or nothing (the broker's journal appends them
+// as one batch). WriteSnapshot uses it when the journal has it.
+type BatchJournal interface {
+	Journal
+	AppendBatch(ctx context.Context, group string, records [][]byte) error
+}
+
+// WriteSnapshot appends Snapshot's records to the journal itself, one group
+// at a time, holding each group's lock while its records are written, and
+// returns how many groups it wrote. Nothing can change a group while its
+// snapshot is written, so every record of the group before the snapshot in
+// the journal is reflected in it, and replaying the snapshot over any of
+// those records gives exactly the state it captured (snapshot records set
+// what they describe: the generation and its members, each simple member
+// with its last-seen time, each saved assignment and committed offset, the
+// config). The journal's owner may therefore drop every record appended
+// before WriteSnapshot was called: replaying what remains rebuilds the
+// current state. Groups that are empty (deleted, or every member gone with
+// nothing committed) have no records and need none. WriteSnapshot stops at
+// the first failed append; the earlier records must then be kept.
+func (c *Coordinator) WriteSnapshot(ctx context.Context) (int, error) {
+	bj, batched := c.journal.(BatchJournal)
+	n := 0
+	for _, id := range c.groupIDs() {
+		g, err := c.lockGroup(id, false)
+		if err != nil {
+			return n, err
+		}
+		if g == nil {
+			continue
+		}
+		recs := snapshotGroup(g)
+		if len(recs) > 0 {
+			if batched {
+				err = bj.AppendBatch(ctx, id, recs)
+			} else {
+				for _, r := range recs {
+					if err = c.journal.Append(ctx, id, r); err != nil {
+						break
+					}
+				}
+			}
+		}
+		c.unlockGroup(g)
+		if err != nil {
+			return n, fmt.Errorf("writing the snapshot of group %q: %w", id, err)
+		}
+		if len(recs) > 0 {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func snapshotGroup(g *group) [][]byte {
@@ -45,7 +101,9 @@ func snapshotGroup(g *group) [][]byte {
 				Seen: toMs(m.lastSeen), Assigned: toRecTPs(m.assignment),
 			})
 		default:
-			recs = append(recs, &record{Type: recJoin, TS: toMs(m.lastSeen), ID: id})
+			// "seen" rather than "join": it sets the last-seen time even
+			// over a member that replayed records already created.
+			recs = append(recs, &record{Type: recSeen, TS: toMs(m.lastSeen), ID: id})
 		}
 	}
 	if g.rebalancePending {
