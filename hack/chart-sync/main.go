@@ -14,11 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command chart-sync copies what controller-gen generates into config/ — the
-// CRDs and the manager's RBAC rules — into the Helm chart, so that the chart
-// and `kubectl apply -k config/default` install the same API and grant the
-// same permissions. `make manifests` runs it after controller-gen; the test
-// beside it fails when the chart's copy differs from config/.
+// Command chart-sync writes the parts of the Helm chart that are derived from
+// elsewhere. It copies what controller-gen generates into config/ — the CRDs
+// and the manager's RBAC rules — into the chart, so that the chart and
+// `kubectl apply -k config/default` install the same API and grant the same
+// permissions, and it writes the values table of the chart's README from the
+// "# --" comments of values.yaml. `make manifests` runs it after
+// controller-gen; the test beside it fails when the chart differs from what
+// it would write.
 //
 // The CRDs become templates (not files in the chart's crds/ directory) so that
 // crds.install can leave them out, crds.keep can annotate them, and
@@ -120,6 +123,22 @@ func Generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	out[rulesTemplate] = rules
+
+	values, err := os.ReadFile(filepath.Join(root, chartDir, "values.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	table, err := ValuesTable(values)
+	if err != nil {
+		return nil, err
+	}
+	readme, err := os.ReadFile(filepath.Join(root, chartDir, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	if out["README.md"], err = ReadmeWithValues(readme, table); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -30,9 +30,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 var chartDir = filepath.Join(repoRoot, "charts", "kairolog-operator")
@@ -538,7 +541,49 @@ func TestChartRendersValidManifests(t *testing.T) {
 			wantConsistent(t, r, tc.values)
 			createNamespaces(t, c, tc.namespaces...)
 			applyDryRun(t, c, r.objs)
+			if err := dryRunRestrictedPod(t, c, r.deployment(t)); err != nil {
+				t.Errorf("the manager pod breaks the restricted Pod Security Standard: %v", err)
+			}
 		})
+	}
+}
+
+// restrictedNamespace enforces the restricted Pod Security Standard.
+const restrictedNamespace = "restricted"
+
+// dryRunRestrictedPod creates, in dry-run, a pod from the Deployment's
+// template in a namespace that enforces the restricted Pod Security
+// Standard: Pod Security admission judges pods, not Deployments.
+func dryRunRestrictedPod(t *testing.T, c client.Client, d *appsv1.Deployment) error {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: restrictedNamespace, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+	}}}
+	if err := c.Create(t.Context(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: restrictedNamespace, Labels: d.Spec.Template.Labels},
+		Spec:       *d.Spec.Template.Spec.DeepCopy(),
+	}
+	// The ServiceAccount and priority class exist in the release's namespace
+	// and cluster, not in this test namespace.
+	pod.Spec.ServiceAccountName = ""
+	pod.Spec.PriorityClassName = ""
+	return c.Create(t.Context(), pod, client.DryRunAll)
+}
+
+// TestRestrictedNamespaceRefusesPrivilegedPods proves that the restricted
+// check above can fail.
+func TestRestrictedNamespaceRefusesPrivilegedPods(t *testing.T) {
+	c := apiServer(t)
+	d := mustRender(t, "").deployment(t)
+	d.Spec.Template.Spec.SecurityContext = nil
+	d.Spec.Template.Spec.Containers[0].SecurityContext = nil
+	err := dryRunRestrictedPod(t, c, d)
+	if err == nil || !strings.Contains(err.Error(), "restricted") {
+		t.Fatalf("a pod without a security context was admitted to a restricted namespace: %v", err)
 	}
 }
 

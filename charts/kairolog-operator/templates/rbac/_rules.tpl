@@ -9,7 +9,6 @@
   - services
   verbs:
   - create
-  - delete
   - get
   - list
   - patch
@@ -23,7 +22,6 @@
   - get
   - list
   - patch
-  - update
   - watch
 - apiGroups:
   - ""
@@ -35,7 +33,17 @@
   - list
   - watch
 - apiGroups:
-  - ""
+  - apps
+  resources:
+  - statefulsets
+  verbs:
+  - create
+  - get
+  - list
+  - patch
+  - update
+  - watch
+- apiGroups:
   - events.k8s.io
   resources:
   - events
@@ -43,26 +51,11 @@
   - create
   - patch
 - apiGroups:
-  - apps
-  resources:
-  - statefulsets
-  verbs:
-  - create
-  - delete
-  - get
-  - list
-  - patch
-  - update
-  - watch
-- apiGroups:
   - kairolog.io
   resources:
   - consumergroups
-  - kairoclusters
   - topics
   verbs:
-  - create
-  - delete
   - get
   - list
   - patch
@@ -87,6 +80,14 @@
   - patch
   - update
 - apiGroups:
+  - kairolog.io
+  resources:
+  - kairoclusters
+  verbs:
+  - get
+  - list
+  - watch
+- apiGroups:
   - policy
   resources:
   - poddisruptionbudgets
@@ -108,8 +109,6 @@
   - storageclasses
   verbs:
   - get
-  - list
-  - watch
 {{- end }}
 
 {{- /* The rules of the leader-election Role in the release namespace. */}}
