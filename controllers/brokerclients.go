@@ -17,19 +17,24 @@ limitations under the License.
 package controllers
 
 import (
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/controllers/resources"
 )
 
 // BrokerClients hands the reconcilers a client for a cluster's brokers. It is
 // the one seam between the operator and the brokers: in a cluster it reaches
 // them through the client Service; tests and a manager running outside the
 // cluster point it elsewhere with the kairolog.io/endpoint-override annotation.
+//
+// Any broker answers any admin request (reads come from its copy of the
+// metadata, changes are forwarded to the controller), so one address — a
+// Service that balances over the ready brokers — is all the operator needs.
+// docs/operator.md describes the override.
 type BrokerClients interface {
 	For(cluster *kairov1alpha1.KairoCluster) (*client.Client, error)
 }
@@ -64,12 +69,10 @@ func BrokerEndpoint(cluster *kairov1alpha1.KairoCluster) string {
 	if override := cluster.Annotations[kairov1alpha1.EndpointOverrideAnnotation]; override != "" {
 		return override
 	}
-	port := cluster.Spec.Service.Port
-	if port == 0 {
-		port = 8080
-	}
-	return fmt.Sprintf("http://%s.%s.svc:%d", ClientServiceName(cluster), cluster.Namespace, port)
+	return "http://" + resources.ClientEndpoint(cluster)
 }
 
 // ClientServiceName is the client Service of a cluster: the cluster's name.
-func ClientServiceName(cluster *kairov1alpha1.KairoCluster) string { return cluster.Name }
+func ClientServiceName(cluster *kairov1alpha1.KairoCluster) string {
+	return resources.ClientServiceName(cluster)
+}

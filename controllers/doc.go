@@ -15,19 +15,8 @@ limitations under the License.
 */
 
 // Package controllers holds one reconciler per KairoLog Kind: KairoCluster,
-// Topic and ConsumerGroup.
+// Topic and ConsumerGroup. Each reconciler's RBAC markers sit above its
+// Reconcile; `make manifests` turns them into config/rbac/role.yaml. The
+// reconcilers reach brokers only through BrokerClients, and the children of
+// a KairoCluster are built by package resources.
 package controllers
-
-// The manager's permissions. They move above each reconciler's Reconcile as
-// the reconcilers land.
-// +kubebuilder:rbac:groups=kairolog.io,resources=kairoclusters;topics;consumergroups,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=kairolog.io,resources=kairoclusters/status;topics/status;consumergroups/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=kairolog.io,resources=kairoclusters/finalizers;topics/finalizers;consumergroups/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch

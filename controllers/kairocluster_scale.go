@@ -1,0 +1,268 @@
+/*
+Copyright 2026 The KairoLog Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	brokerclient "github.com/kairolog/kairolog/broker/client"
+)
+
+// Reasons about scaling.
+const (
+	ReasonScalingUp        = "ScalingUp"
+	ReasonRebalancing      = "Rebalancing"
+	ReasonDraining         = "Draining"
+	ReasonScalingDown      = "ScalingDown"
+	ReasonScaleDownRefused = "ScaleDownRefused"
+	ReasonDrainCancelled   = "DrainCancelled"
+	ReasonBrokerRemoved    = "BrokerRemoved"
+	ReasonBrokerWithoutPod = "BrokerWithoutPod"
+)
+
+// scale moves the brokers toward spec.replicas.
+//
+// Scaling up happened in applyChildren (the StatefulSet grew, and new
+// brokers join the quorum by themselves); here new brokers are waited for
+// and, with spec.rebalanceOnScaleUp, partitions are rebalanced onto them
+// once every broker is in sync.
+//
+// Scaling down drains the departing brokers (the highest ids) through the
+// admin API, and only when they hold no replica does the StatefulSet
+// shrink. A broker whose pod is gone and that holds nothing is then removed
+// from the cluster metadata. When the remaining brokers cannot hold every
+// replica, or the scale down would remove a voter of the metadata quorum,
+// the scale down is refused: Degraded/ScaleDownRefused, and nothing moves.
+func (r *KairoClusterReconciler) scale(ctx context.Context, st *reconcileState) (bool, error) {
+	have, want := st.replicas(), st.cluster.Spec.Replicas
+	if st.meta != nil {
+		if err := r.cancelDrains(ctx, st, min(have, want)); err != nil {
+			return false, err
+		}
+		r.removeDeparted(ctx, st)
+	}
+	if want < have {
+		return r.scaleDown(ctx, st, have, want)
+	}
+	return r.awaitScaleUp(ctx, st)
+}
+
+// awaitScaleUp reports new brokers that have not joined yet and rebalances
+// onto them when asked to.
+func (r *KairoClusterReconciler) awaitScaleUp(ctx context.Context, st *reconcileState) (bool, error) {
+	pending := st.sts.Annotations[RebalancePendingAnnotation] == "true"
+	st.rebalancePending = pending
+	if st.meta == nil || !st.created() {
+		return true, nil
+	}
+	var missing []int32
+	for id := int32(0); id < st.replicas(); id++ {
+		b := st.broker(id)
+		if b == nil || b.State != brokerclient.BrokerAlive || !b.InSync || st.pods[id] == nil || !podReady(st.pods[id]) {
+			missing = append(missing, id)
+		}
+	}
+	newBrokers := false
+	for _, id := range missing {
+		if st.broker(id) == nil {
+			newBrokers = true
+		}
+	}
+	switch {
+	case newBrokers:
+		st.progress(ReasonScalingUp, fmt.Sprintf("Waiting for brokers %v to join the cluster", missing))
+		return true, nil
+	case !pending:
+		return true, nil
+	case len(missing) > 0:
+		st.progress(ReasonScalingUp, fmt.Sprintf("Waiting for brokers %v to be ready and in sync before rebalancing", missing))
+		return true, nil
+	}
+	resp, err := st.brokers.RebalanceCluster(ctx)
+	if err != nil {
+		st.progress(ReasonScalingUp, fmt.Sprintf("Rebalancing partitions onto the new brokers failed: %v", err))
+		return true, nil
+	}
+	st.log.Info("Rebalancing partitions after a scale up", "moves", resp.Moves)
+	r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonRebalancing, "Rebalance",
+		"Rebalancing partitions onto the new brokers: %d partitions move", resp.Moves)
+	patch := client.MergeFrom(st.sts.DeepCopy())
+	delete(st.sts.Annotations, RebalancePendingAnnotation)
+	if err := r.Patch(ctx, st.sts, patch); err != nil {
+		return false, err
+	}
+	st.rebalancePending = false
+	if resp.Moves > 0 {
+		st.progress(ReasonRebalancing, fmt.Sprintf("Moving %d partitions onto the new brokers", resp.Moves))
+	}
+	return true, nil
+}
+
+// scaleDown drains brokers [want, have) and shrinks the StatefulSet once
+// they hold nothing.
+func (r *KairoClusterReconciler) scaleDown(ctx context.Context, st *reconcileState, have, want int32) (bool, error) {
+	voters := st.builder.Voters
+	if want < voters {
+		st.degrade(ReasonScaleDownRefused, fmt.Sprintf(
+			"spec.replicas is %d but brokers 0 to %d are the voters of the metadata quorum and cannot be removed; "+
+				"the cluster stays at %d brokers", want, voters-1, have))
+		return true, nil
+	}
+	if st.meta == nil {
+		st.progress(ReasonDraining, fmt.Sprintf("Waiting for the broker admin API to drain brokers %d to %d", want, have-1))
+		return true, nil
+	}
+	if topic, rf := widestTopic(st.meta); rf > want {
+		st.degrade(ReasonScaleDownRefused, fmt.Sprintf(
+			"Cannot scale down to %d brokers: topic %s has %d replicas per partition", want, topic, rf))
+		return true, nil
+	}
+	var draining []int32
+	for id := have - 1; id >= want; id-- {
+		b := st.broker(id)
+		if b == nil {
+			continue // never joined: nothing to move
+		}
+		switch {
+		case b.State == brokerclient.BrokerDrained && b.Partitions == 0 && !placed(st.meta, id):
+			continue
+		case b.State == brokerclient.BrokerDraining || b.State == brokerclient.BrokerDrained:
+			draining = append(draining, id)
+			continue
+		}
+		resp, err := st.brokers.Drain(ctx, id)
+		if brokerclient.IsCode(err, brokerclient.CodeReassignmentInfeasible) {
+			// Brokers this scale down already drained stay drained until
+			// spec.replicas asks for them again.
+			st.degrade(ReasonScaleDownRefused, fmt.Sprintf(
+				"Cannot scale down to %d brokers: broker %d cannot be drained: %s", want, id, adminErrorMessage(err)))
+			return true, nil
+		}
+		if err != nil {
+			st.progress(ReasonDraining, fmt.Sprintf("Draining broker %d failed, retrying: %v", id, err))
+			return true, nil
+		}
+		st.log.Info("Draining broker before a scale down", "broker", id, "remainingReplicas", resp.RemainingReplicas)
+		r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonDraining, "Drain",
+			"Draining broker %d (%d replicas to move) before scaling down to %d brokers", id, resp.RemainingReplicas, want)
+		if resp.RemainingReplicas > 0 {
+			draining = append(draining, id)
+		}
+	}
+	if len(draining) > 0 {
+		st.progress(ReasonDraining, fmt.Sprintf("Moving replicas off brokers %v before scaling down to %d brokers", draining, want))
+		return true, nil
+	}
+	patch := client.MergeFrom(st.sts.DeepCopy())
+	st.sts.Spec.Replicas = ptr.To(want)
+	if err := r.Patch(ctx, st.sts, patch); err != nil {
+		return false, err
+	}
+	st.builder.Replicas = want
+	st.log.Info("Scaling down", "from", have, "to", want)
+	r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonScalingDown, "Scale",
+		"Scaling down from %d to %d brokers: brokers %d to %d are drained", have, want, want, have-1)
+	st.progress(ReasonScalingDown, fmt.Sprintf("Stopping drained brokers %d to %d", want, have-1))
+	return true, nil
+}
+
+// cancelDrains makes brokers below keep that are draining or drained take
+// replicas again: a scale down was refused or the spec asks for them back.
+func (r *KairoClusterReconciler) cancelDrains(ctx context.Context, st *reconcileState, keep int32) error {
+	for _, b := range st.meta.Brokers {
+		if b.ID >= keep || (b.State != brokerclient.BrokerDraining && b.State != brokerclient.BrokerDrained) {
+			continue
+		}
+		if _, err := st.brokers.CancelDrain(ctx, b.ID); err != nil {
+			st.progress(ReasonDrainCancelled, fmt.Sprintf("Cancelling the drain of broker %d failed, retrying: %v", b.ID, err))
+			continue
+		}
+		st.log.Info("Cancelled a drain", "broker", b.ID)
+		r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonDrainCancelled, "CancelDrain",
+			"Broker %d takes replicas again", b.ID)
+	}
+	return nil
+}
+
+// removeDeparted removes from the cluster metadata the brokers beyond the
+// StatefulSet whose pods are gone and that hold no replica. One that still
+// holds replicas (the StatefulSet was shrunk by someone else) is reported.
+func (r *KairoClusterReconciler) removeDeparted(ctx context.Context, st *reconcileState) {
+	for _, b := range st.meta.Brokers {
+		if b.ID < st.replicas() || st.pods[b.ID] != nil {
+			continue
+		}
+		if b.Partitions > 0 {
+			st.degrade(ReasonBrokerWithoutPod, fmt.Sprintf(
+				"Broker %d holds %d replicas but the StatefulSet no longer runs it; scale back up or drain it", b.ID, b.Partitions))
+			continue
+		}
+		if _, err := st.brokers.RemoveBroker(ctx, b.ID); err != nil && !brokerclient.IsCode(err, brokerclient.CodeUnknownBroker) {
+			st.progress(ReasonScalingDown, fmt.Sprintf("Removing broker %d from the cluster failed, retrying: %v", b.ID, err))
+			continue
+		}
+		st.log.Info("Removed broker from the cluster", "broker", b.ID)
+		r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonBrokerRemoved, "RemoveBroker",
+			"Removed broker %d from the cluster metadata and the quorum", b.ID)
+	}
+}
+
+// widestTopic is the topic with the highest replication factor, which
+// needs at least that many brokers. (A partition's replica list is longer
+// while a reassignment adds replicas; the factor is what it settles at.)
+func widestTopic(meta *brokerclient.Metadata) (string, int32) {
+	var name string
+	var widest int32
+	for _, t := range meta.Topics {
+		if n := int32(t.ReplicationFactor); n > widest {
+			name, widest = t.Name, n
+		}
+	}
+	return name, widest
+}
+
+// placed reports whether any partition still lists broker id as a replica,
+// an ISR member, or the source or target of a move in flight. A broker the
+// metadata already calls drained can still be the target of a move a
+// rebalance started before the drain; it is not empty until that settles.
+func placed(meta *brokerclient.Metadata, id int32) bool {
+	for _, t := range meta.Topics {
+		for _, p := range t.Partitions {
+			if slices.Contains(p.Replicas, id) || slices.Contains(p.ISR, id) ||
+				slices.Contains(p.Adding, id) || slices.Contains(p.Removing, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// adminErrorMessage is the broker's own words for an API error.
+func adminErrorMessage(err error) string {
+	var e *brokerclient.Error
+	if errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	return err.Error()
+}
