@@ -82,8 +82,9 @@ func New(cfg Config) (*Broker, error) {
 		HeartbeatInterval: s.BrokerHeartbeatInterval, SessionTimeout: s.BrokerSessionTimeout,
 		DefaultMinInsyncReplicas: s.MinInsyncReplicas,
 		OffsetsTopicPartitions:   int(s.OffsetsTopicNumPartitions), OffsetsTopicReplicas: int(s.OffsetsTopicReplicationFactor),
-		// The journal is not compacted yet, so retention must never delete
-		// group state: a coordinator rebuilds groups from the whole log.
+		// Retention must never delete group state: coordinators trim their
+		// partitions themselves once a snapshot covers the records
+		// (compaction.go).
 		OffsetsTopicConfig: map[string]string{"segment.bytes": strconv.FormatInt(s.OffsetsTopicSegmentBytes, 10),
 			"retention.ms": "-1", "retention.bytes": "-1"},
 		Logger: cfg.Logger, RaftLogOutput: cfg.RaftLogOutput, RaftLogLevel: cfg.RaftLogLevel,
@@ -196,9 +197,17 @@ func (b *Broker) ensureOffsetsTopic(ctx context.Context) {
 // now (tests use it instead of waiting for the interval).
 func (b *Broker) CleanupStaleMembers(ctx context.Context) { b.coords.cleanupOnce(ctx) }
 
+// noControllerWait is how long a controlled shutdown waits for the cluster
+// to have a controller at all: raft elects one within about two election
+// timeouts (1 s each), so a longer gap means the quorum is lost (the other
+// voters are stopping too) and nothing can move anyway.
+const noControllerWait = 2 * time.Second
+
 // ControlledShutdown moves this broker's leaderships to other in-sync
 // replicas before it stops, so producers and consumers fail over at once.
-// It is bounded by controlled.shutdown.timeout.ms.
+// It is bounded by controlled.shutdown.timeout.ms, and gives up early when
+// the cluster has had no controller for noControllerWait (the last voters
+// of a cluster that is being stopped as a whole).
 func (b *Broker) ControlledShutdown(ctx context.Context) error {
 	b.shutdownOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(ctx, b.settings.ControlledShutdownMax)
@@ -206,6 +215,28 @@ func (b *Broker) ControlledShutdown(ctx context.Context) error {
 		if err := b.node.Ready(); err != nil {
 			return
 		}
+		go func() {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			var since time.Time
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-t.C:
+					switch {
+					case b.node.ControllerID() >= 0:
+						since = time.Time{}
+					case since.IsZero():
+						since = now
+					case now.Sub(since) >= noControllerWait:
+						b.log.Warn("No controller to move leaderships to; stopping without a controlled shutdown")
+						cancel()
+						return
+					}
+				}
+			}
+		}()
 		b.shutdownErr = b.node.ControlledShutdown(ctx)
 	})
 	return b.shutdownErr

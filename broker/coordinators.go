@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/client"
@@ -25,7 +26,10 @@ type coordSlot struct {
 	journal *offsetsJournal
 	coord   *group.Coordinator // set when ready is closed
 	ready   chan struct{}
-	cancel  context.CancelFunc
+	// ctx ends when the slot closes; loading and compaction run under it.
+	ctx        context.Context
+	cancel     context.CancelFunc
+	compacting atomic.Bool
 }
 
 // coordinators holds the group coordinators of the partitions this broker
@@ -38,6 +42,11 @@ type coordinators struct {
 	mu    sync.Mutex
 	slots map[int32]*coordSlot
 	wg    sync.WaitGroup
+	// bg counts compactions (compaction.go); bgMu guards starting one
+	// against closeAll's wait and is never held while taking another lock.
+	bgMu     sync.Mutex
+	bgClosed bool
+	bg       sync.WaitGroup
 }
 
 func newCoordinators(b *Broker) *coordinators {
@@ -62,7 +71,8 @@ func (cs *coordinators) onLeadershipChange(topic string, partition int32, leader
 	}
 	ctx, cancel := context.WithCancel(cs.b.ctx)
 	slot := &coordSlot{epoch: epoch, journal: &offsetsJournal{b: cs.b, partition: partition},
-		ready: make(chan struct{}), cancel: cancel}
+		ready: make(chan struct{}), ctx: ctx, cancel: cancel}
+	slot.journal.grown = func() { cs.maybeCompact(partition, slot) }
 	cs.slots[partition] = slot
 	cs.wg.Add(1)
 	go func() {
@@ -93,18 +103,22 @@ func (cs *coordinators) load(ctx context.Context, partition int32, slot *coordSl
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		coord, n, err := cs.replay(ctx, partition, slot.journal)
+		coord, n, size, err := cs.replay(ctx, partition, slot.journal)
 		if err == nil {
 			cs.mu.Lock()
-			defer cs.mu.Unlock()
 			if cs.slots[partition] != slot || ctx.Err() != nil {
+				cs.mu.Unlock()
 				coord.Close()
 				return
 			}
 			slot.coord = coord
+			// Everything replayed counts towards the next compaction.
+			slot.journal.written.Store(size)
 			close(slot.ready)
+			cs.mu.Unlock()
 			cs.log.Info("Coordinating groups", "partition", partition, "epoch", slot.epoch,
-				"records", n, "duration", time.Since(start))
+				"records", n, "bytes", size, "duration", time.Since(start))
+			cs.maybeCompact(partition, slot)
 			return
 		}
 		if ctx.Err() != nil {
@@ -125,18 +139,18 @@ func (cs *coordinators) load(ctx context.Context, partition int32, slot *coordSl
 // had when the load began. The leader's whole log becomes committed (its
 // followers truncate to it), so records above the high watermark are
 // waited for, not skipped.
-func (cs *coordinators) replay(ctx context.Context, partition int32, j *offsetsJournal) (*group.Coordinator, int, error) {
+func (cs *coordinators) replay(ctx context.Context, partition int32, j *offsetsJournal) (coord *group.Coordinator, records int, size int64, err error) {
 	s := cs.b.settings
-	coord, err := group.New(group.Config{Journal: j, Partitions: cs.b.groupView(), Now: cs.b.now,
+	coord, err = group.New(group.Config{Journal: j, Partitions: cs.b.groupView(), Now: cs.b.now,
 		SessionTimeout: s.GroupStaleTimeout, CleanupInterval: s.GroupCleanupInterval})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	info, err := cs.b.replicas.PartitionInfo(offsetsTopic, partition)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	off, end, n := info.LogStartOffset, info.LogEndOffset, 0
+	off, end := info.LogStartOffset, info.LogEndOffset
 	for off < end {
 		res, err := cs.b.replicas.Fetch(ctx, offsetsTopic, partition, off, 8<<20, 0, 500*time.Millisecond)
 		var oor *replica.OffsetOutOfRangeError
@@ -145,17 +159,18 @@ func (cs *coordinators) replay(ctx context.Context, partition int32, j *offsetsJ
 			continue
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		for _, r := range res.Records {
 			if err := coord.Replay(r.Value); err != nil {
 				cs.log.Warn("Skipping an unreadable group record", "partition", partition, "offset", r.Offset, "error", err)
 			}
 			off = r.Offset + 1
-			n++
+			records++
+			size += int64(len(r.Key) + len(r.Value))
 		}
 	}
-	return coord, n, nil
+	return coord, records, size, nil
 }
 
 // get returns the ready coordinator of partition, waiting for a load in
@@ -242,6 +257,10 @@ func (cs *coordinators) closeAll() {
 	}
 	cs.mu.Unlock()
 	cs.wg.Wait()
+	cs.bgMu.Lock()
+	cs.bgClosed = true
+	cs.bgMu.Unlock()
+	cs.bg.Wait()
 }
 
 func coordinatorNotAvailable(format string, args ...any) error {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -22,17 +23,53 @@ const journalTimeout = 10 * time.Second
 type offsetsJournal struct {
 	b         *Broker
 	partition int32
-	// written counts bytes appended since the last snapshot, for compaction.
-	written atomic.Int64
+	// written counts the key and value bytes the partition holds beyond its
+	// last snapshot (since the coordinator loaded: everything it replayed),
+	// snapshotBytes the size of that snapshot; compaction.go compares them.
+	written       atomic.Int64
+	snapshotBytes atomic.Int64
+	// grown, if set, is called after every successful append.
+	grown func()
 }
 
 func (j *offsetsJournal) Append(ctx context.Context, group string, record []byte) error {
-	_, _, err := j.b.replicas.Produce(ctx, offsetsTopic, j.partition,
-		[]storage.Record{{Key: []byte(group), Value: record}}, replica.AcksAll, journalTimeout)
-	if err != nil {
+	return apiError(j.append(ctx, []storage.Record{{Key: []byte(group), Value: record}}))
+}
+
+// AppendBatch writes a group's snapshot as one batch, so a replica never
+// holds half of it. A snapshot larger than a batch may be (max.message.bytes
+// of the topic) is written record by record instead: a partial snapshot in
+// the journal is harmless, since every record of it describes the state
+// correctly and the log start only moves after the whole snapshot.
+func (j *offsetsJournal) AppendBatch(ctx context.Context, group string, records [][]byte) error {
+	recs := make([]storage.Record, len(records))
+	for i, r := range records {
+		recs[i] = storage.Record{Key: []byte(group), Value: r}
+	}
+	err := j.append(ctx, recs)
+	if !errors.Is(err, storage.ErrBatchTooLarge) {
 		return apiError(err)
 	}
-	j.written.Add(int64(len(group) + len(record)))
+	for _, r := range recs {
+		if err := j.append(ctx, []storage.Record{r}); err != nil {
+			return apiError(err)
+		}
+	}
+	return nil
+}
+
+func (j *offsetsJournal) append(ctx context.Context, recs []storage.Record) error {
+	if _, _, err := j.b.replicas.Produce(ctx, offsetsTopic, j.partition, recs, replica.AcksAll, journalTimeout); err != nil {
+		return err
+	}
+	var n int64
+	for _, r := range recs {
+		n += int64(len(r.Key) + len(r.Value))
+	}
+	j.written.Add(n)
+	if j.grown != nil {
+		j.grown()
+	}
 	return nil
 }
 

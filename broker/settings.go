@@ -156,7 +156,7 @@ var settingKeys = []settingKey{
 	{"offsets.topic.num.partitions", "partitions of __consumer_offsets (fixed once the topic exists)", intKey(1, 1000, func(s *Settings, n int64) { s.OffsetsTopicNumPartitions = int32(n) })},
 	{"offsets.topic.replication.factor", "replicas of __consumer_offsets, capped at the brokers alive when it is created", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.OffsetsTopicReplicationFactor = int16(n) })},
 	{"offsets.topic.segment.bytes", "segment size of __consumer_offsets", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.OffsetsTopicSegmentBytes = n })},
-	{"offsets.compact.bytes", "a coordinator snapshots its groups and trims its partition after this many journal bytes", intKey(1024, math.MaxInt64, func(s *Settings, n int64) { s.OffsetsCompactBytes = n })},
+	{"offsets.compact.bytes", "a coordinator snapshots its groups and moves its partition's log start once this many journal bytes follow the last snapshot (and outweigh it)", intKey(1024, math.MaxInt64, func(s *Settings, n int64) { s.OffsetsCompactBytes = n })},
 }
 
 // SettingKeys lists every key Apply understands, sorted.
