@@ -50,6 +50,7 @@ func (c *controller) raiseOffsetsReplication() {
 		}
 	}
 	moves, err := pl.ReplicationFactorMoves(OffsetsTopic, want)
+	pl.SpreadLeaders(moves)
 	if err == nil && len(moves) > 0 {
 		if c.propose(metadata.Command{Type: metadata.CmdReassign, Reassign: &metadata.Reassign{Moves: moves}}) {
 			c.n.log.Info("Raising the offsets topic's replication", "replication_factor", want)

@@ -133,6 +133,39 @@ func TestReplicationFactorMoves(t *testing.T) {
 	}
 }
 
+// A topic created on one broker and grown to three replicas later gets its
+// preferred leaders spread over the three.
+func TestSpreadLeadersWhenRaisingReplication(t *testing.T) {
+	b := newBuilder(t).brokers("")
+	b.do(createTopic("t", []int{0}, []int{0}, []int{0}, []int{0}, []int{0}, []int{0}))
+	b.do(register(1, "")).do(register(2, ""))
+	pl := NewPlanner(b.img)
+	moves, err := pl.ReplicationFactorMoves("t", 3)
+	if err != nil || len(moves) != 6 {
+		t.Fatalf("raise to 3: %+v %v", moves, err)
+	}
+	pl.SpreadLeaders(moves)
+	leads := map[int]int{}
+	for _, m := range moves {
+		r := slices.Clone(m.Target)
+		slices.Sort(r)
+		if !slices.Equal(r, []int{0, 1, 2}) {
+			t.Fatalf("target %v lost or gained a replica", m.Target)
+		}
+		leads[m.Target[0]]++
+	}
+	if leads[0] != 2 || leads[1] != 2 || leads[2] != 2 {
+		t.Fatalf("preferred leaders per broker after spreading: %v (%+v)", leads, moves)
+	}
+	b.do(Command{Type: CmdReassign, Reassign: &Reassign{Moves: moves}})
+	again := NewPlanner(b.img)
+	m := []Move{{Topic: "t", Partition: 0, Target: slices.Clone(b.img.Topics["t"].Partitions[0].Replicas)}}
+	again.SpreadLeaders(m)
+	if !slices.Equal(m[0].Target, b.img.Topics["t"].Partitions[0].Replicas) {
+		t.Fatalf("balanced leaders were reordered: %v", m[0].Target)
+	}
+}
+
 func TestRebalanceMoves(t *testing.T) {
 	b := newBuilder(t).brokers("", "")
 	b.do(createTopic("t", []int{0}, []int{0}, []int{0}, []int{0}))

@@ -69,6 +69,37 @@ func (pl *Planner) ReplicationFactorMoves(topic string, rf int) ([]Move, error) 
 	return moves, nil
 }
 
+// SpreadLeaders reorders the targets of moves so that preferred leaders
+// (the first replica) spread over the brokers: in move order, a target's
+// least-leading replica goes first when that brings its broker and the
+// current first replica closer together. The controller applies it when it
+// raises the replication of __consumer_offsets, which was created on the
+// few brokers alive at the time, so that group coordinators do not all stay
+// on the first broker to start; the preferred-leader election then moves
+// leadership once the new first replica is in sync.
+func (pl *Planner) SpreadLeaders(moves []Move) {
+	for _, m := range moves {
+		if len(m.Target) < 2 {
+			continue
+		}
+		first := m.Target[0]
+		best := 0
+		for i, r := range m.Target {
+			if pl.leaders[r] < pl.leaders[m.Target[best]] {
+				best = i
+			}
+		}
+		if pl.leaders[m.Target[best]]+1 >= pl.leaders[first] {
+			continue
+		}
+		to := m.Target[best]
+		copy(m.Target[1:best+1], m.Target[:best])
+		m.Target[0] = to
+		pl.leaders[first]--
+		pl.leaders[to]++
+	}
+}
+
 // dropCandidate picks the replica of target to remove when shrinking p:
 // the last one that is out of sync or not live, else the last one that
 // does not lead.
