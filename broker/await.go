@@ -15,10 +15,12 @@ import (
 const replicaCatchUpWait = 5 * time.Second
 
 // lagging reports an error that means the replica manager has not yet
-// applied the image that made this broker the partition's leader.
+// applied the image that made this broker the partition's leader. The
+// image is the newer word: the leader a lagging replica names is the one
+// before the election, possibly a broker that is gone.
 func (b *Broker) lagging(err error, topic string, p int32) bool {
 	var nl *replica.NotLeaderError
-	if !errors.Is(err, replica.ErrUnknownPartition) && !(errors.As(err, &nl) && (nl.Leader == b.id || nl.Leader < 0)) {
+	if !errors.Is(err, replica.ErrUnknownPartition) && !errors.As(err, &nl) {
 		return false
 	}
 	t := b.image().Topic(topic)

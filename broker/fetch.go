@@ -82,7 +82,7 @@ func (b *Broker) proxyFetch(ctx context.Context, args FetchArgs, leader int32) (
 	resp, err := pc.Fetch(ctx, client.FetchRequest{Topic: args.Topic, Partition: args.Partition, Offset: args.Offset,
 		MaxRecords: args.MaxRecords, MaxBytes: args.MaxBytes, WaitMs: int(args.Wait.Milliseconds()), Encoding: client.EncodingBase64})
 	if err != nil {
-		return nil, err
+		return nil, peerError(err, client.CodeLeaderNotAvailable, leader)
 	}
 	out := &FetchResult{Topic: resp.Topic, Partition: resp.Partition, HighWatermark: resp.HighWatermark,
 		LogStartOffset: resp.LogStartOffset, NextOffset: resp.NextOffset, Records: make([]storage.Record, len(resp.Records))}

@@ -37,7 +37,7 @@ func (b *Broker) onCoordinator(ctx context.Context, groupID string, local func(*
 			if err != nil {
 				return err
 			}
-			return remote(pc)
+			return peerError(remote(pc), client.CodeCoordinatorNotAvailable, leader)
 		case err == nil && leader >= 0:
 			return coordinatorNotAvailable("broker %d coordinates group %q; this request was already forwarded", leader, groupID)
 		}

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -44,3 +46,17 @@ func (p *peers) get(addr string) (*client.Client, error) {
 }
 
 func (p *peers) close() { p.http.CloseIdleConnections() }
+
+// peerError turns a failure to reach broker id (it stopped, the connection
+// broke) into code, a retriable 503 of the request being proxied, instead of
+// an internal error; an answer the peer gave and the caller's own deadline
+// pass through.
+func peerError(err error, code string, id int32) error {
+	var ce *client.Error
+	if err == nil || errors.As(err, &ce) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	e := client.Errorf(code, "broker %d did not answer: %v", id, err)
+	e.RetryAfterMs = 500
+	return e
+}

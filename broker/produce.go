@@ -184,7 +184,7 @@ func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader i
 	}
 	resp, err := pc.Produce(ctx, req)
 	if err != nil {
-		return err
+		return peerError(err, client.CodeLeaderNotAvailable, leader)
 	}
 	if len(resp.Records) != len(idx) {
 		return client.Errorf(client.CodeInternal, "broker %d answered %d positions for %d records", leader, len(resp.Records), len(idx))
