@@ -58,6 +58,9 @@ type nodeOptions struct {
 	http     string // HTTP listen address ("" = a free port)
 	clock    *clock
 	settings *broker.Settings
+	// bootstrap are the HTTP addresses a broker that is not an initial
+	// voter registers through.
+	bootstrap []string
 }
 
 func freePort(t testing.TB) string {
@@ -98,7 +101,7 @@ func startNode(t testing.TB, o nodeOptions) *node {
 		s = *o.settings
 	}
 	cfg := broker.Config{ID: o.id, DataDir: o.dataDir, HTTPAdvertise: ln.Addr().String(), RaftListen: o.raft,
-		InitialVoters: o.voters, Settings: s, Logger: quietLogger(), RaftLogOutput: io.Discard, RaftLogLevel: "off"}
+		InitialVoters: o.voters, BootstrapServers: o.bootstrap, Settings: s, Logger: quietLogger(), RaftLogOutput: io.Discard, RaftLogLevel: "off"}
 	if o.clock != nil {
 		cfg.Now = o.clock.Now
 	}
@@ -126,6 +129,22 @@ func (n *node) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = n.b.ControlledShutdown(ctx)
+	n.srv.Close()
+	n.cancel()
+	_ = n.b.Close()
+	<-n.runDone
+	n.cancel = nil
+}
+
+// crash stops the broker without a controlled shutdown: its HTTP
+// connections are cut and it stops heartbeating, so the controller fences
+// it after the session timeout. (The logs still close cleanly; the
+// process-level fault test in test/fault kills real processes.)
+func (n *node) crash() {
+	if n.cancel == nil {
+		return
+	}
+	n.srv.CloseClientConnections()
 	n.srv.Close()
 	n.cancel()
 	_ = n.b.Close()

@@ -1,0 +1,141 @@
+package server_test
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestThreeBrokerReplication runs a replicated topic through a broker
+// crash and restart: placement, the high watermark on leaders and
+// followers, leader election from the ISR, ISR shrink and expansion,
+// acks=all refused below min.insync.replicas, proxying through brokers that
+// lead nothing asked, and a restarted broker catching up to byte-identical
+// logs.
+func TestThreeBrokerReplication(t *testing.T) {
+	c := newTestCluster(t, 3, 3, nil)
+	n0 := c.nodes[0]
+	n0.expect(t, "POST", "/topics", `{"name":"orders","partitions":6,"replication_factor":3,"config":{"min.insync.replicas":"2"}}`, 201)
+	n0.expect(t, "POST", "/topics", `{"name":"strict","partitions":1,"replication_factor":3,"config":{"min.insync.replicas":"3"}}`, 201)
+	waitTopic(t, c.nodes, "orders", 6)
+	waitTopic(t, c.nodes, "strict", 1)
+
+	// Placement: three distinct replicas per partition, all in sync, and
+	// two leaderships per broker.
+	leads := map[int32]int{}
+	for _, p := range c.describe(n0, "orders") {
+		r := slices.Clone(p.Replicas)
+		slices.Sort(r)
+		if !slices.Equal(r, []int32{0, 1, 2}) || len(p.ISR) != 3 || p.Leader != p.Replicas[0] {
+			t.Fatalf("partition %d placed as %+v", p.Partition, p)
+		}
+		leads[p.Leader]++
+	}
+	if leads[0] != 2 || leads[1] != 2 || leads[2] != 2 {
+		t.Fatalf("leaderships per broker: %v", leads)
+	}
+
+	// acks=all through every broker (most requests are proxied) with
+	// timestamps 10 ms apart.
+	const base = 1_767_000_000_000
+	want := map[int32][]string{}
+	for i := range 5 {
+		for p := int32(0); p < 6; p++ {
+			msg := fmt.Sprintf("p%d-%d", p, i)
+			body := fmt.Sprintf(`{"topic":"orders","partition":%d,"message":%q,"acks":"all","timestamp":%d}`, p, msg, base+10*i)
+			subset(t, "produce", c.nodes[(int(p)+i)%3].expect(t, "POST", "/produce", body, 200),
+				fmt.Sprintf(`{"partition":%d,"offset":%d}`, p, i))
+			want[p] = append(want[p], msg)
+		}
+	}
+	for _, p := range c.describe(c.nodes[1], "orders") {
+		if p.HighWatermark != 5 || p.LogEndOffset != 5 {
+			t.Fatalf("partition %d after 5 acks=all records: HW %d, LEO %d", p.Partition, p.HighWatermark, p.LogEndOffset)
+		}
+	}
+	// Followers learn the high watermark from their next fetch.
+	for _, n := range c.nodes {
+		for p := 0; p < 6; p++ {
+			series := fmt.Sprintf(`kairo_high_watermark{broker="%d",partition="%d",topic="orders"}`, n.cfg.ID, p)
+			eventually(t, 5*time.Second, "followers to learn the high watermark", func() bool { return metric(t, n, series) == 5 })
+		}
+	}
+
+	// Reset a group's offsets to a timestamp through every broker: the
+	// leaders answer from their time indexes.
+	for _, n := range c.nodes {
+		r := n.expect(t, "POST", "/groups/ts-group/reset-offsets",
+			fmt.Sprintf(`{"to":"timestamp","timestamp":%d,"topics":["orders"]}`, base+25), 200)
+		for _, o := range r["offsets"].([]any) {
+			if off := o.(map[string]any)["offset"].(float64); off != 3 {
+				t.Fatalf("reset to base+25 ms through broker %d: %v", n.cfg.ID, r)
+			}
+		}
+	}
+
+	// Crash the leader of orders-0. Its partitions move to other ISR
+	// members once the controller fences it, and it leaves every ISR.
+	before := c.describe(n0, "orders")
+	victim := int(before[0].Leader)
+	c.crash(victim)
+	survivor := c.any()
+	took := eventually(t, 15*time.Second, "leaderships to leave the crashed broker", func() bool {
+		for _, p := range c.describe(survivor, "orders") {
+			if p.Leader == int32(victim) || p.Leader < 0 || slices.Contains(p.ISR, int32(victim)) {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("leaderships moved %v after broker %d crashed", took.Round(time.Millisecond), victim)
+	for i, p := range c.describe(survivor, "orders") {
+		if !slices.Contains(before[i].ISR, p.Leader) || p.LeaderEpoch <= before[i].LeaderEpoch && before[i].Leader == int32(victim) {
+			t.Fatalf("partition %d: new leader %d (epoch %d) was not in the ISR %v (epoch %d)", i, p.Leader, p.LeaderEpoch, before[i].ISR, before[i].LeaderEpoch)
+		}
+	}
+
+	// Two in-sync replicas: acks=all goes on for orders, is refused for
+	// strict (min.insync.replicas 3) without writing, acks=1 is not.
+	for p := int32(0); p < 6; p++ {
+		msg := fmt.Sprintf("p%d-after", p)
+		survivor.expect(t, "POST", "/produce", fmt.Sprintf(`{"topic":"orders","partition":%d,"message":%q,"acks":"all"}`, p, msg), 200)
+		want[p] = append(want[p], msg)
+	}
+	r := survivor.expect(t, "POST", "/produce", `{"topic":"strict","partition":0,"message":"refused","acks":"all"}`, 503)
+	subset(t, "acks=all below min ISR", r, `{"code":"NOT_ENOUGH_REPLICAS"}`)
+	subset(t, "acks=1 below min ISR", survivor.expect(t, "POST", "/produce", `{"topic":"strict","partition":0,"message":"stored"}`, 200),
+		`{"offset":0}`)
+
+	// The crashed broker restarts, catches up and rejoins every ISR.
+	c.restart(victim)
+	eventually(t, 20*time.Second, "the restarted broker to rejoin every ISR", func() bool {
+		for _, topic := range []string{"orders", "strict"} {
+			for _, p := range c.describe(c.nodes[victim], topic) {
+				if len(p.ISR) != 3 || p.UnderReplicated {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	c.nodes[victim].expect(t, "POST", "/produce", `{"topic":"strict","partition":0,"message":"accepted","acks":"all"}`, 200)
+
+	// Every broker serves every partition (proxying to its leader) with
+	// each acknowledged record once at its offset, and the replicas' logs
+	// are byte-identical.
+	for _, n := range c.nodes {
+		for p := int32(0); p < 6; p++ {
+			if got := fetchAll(t, n, "orders", p); !slices.Equal(got, want[p]) {
+				t.Fatalf("orders-%d through broker %d: %v, want %v", p, n.cfg.ID, got, want[p])
+			}
+		}
+	}
+	for p := int32(0); p < 6; p++ {
+		eventually(t, 5*time.Second, fmt.Sprintf("orders-%d to be byte-identical on every replica", p), func() bool {
+			b0 := c.logBytes(0, "orders", p)
+			return len(b0) > 0 && bytes.Equal(b0, c.logBytes(1, "orders", p)) && bytes.Equal(b0, c.logBytes(2, "orders", p))
+		})
+	}
+}
