@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -183,6 +184,23 @@ var _ = Describe("API validation", Ordered, ContinueOnFailure, func() {
 		Entry("cluster with an empty rack topology key", func(n string) string {
 			return clusterManifest(n, "  rack:\n    topologyKey: \"\"\n")
 		}, "spec.rack.topologyKey"),
+		Entry("cluster with more than 100 brokers", func(n string) string {
+			return strings.Replace(clusterManifest(n, ""), "replicas: 3", "replicas: 101", 1)
+		}, "spec.replicas"),
+		Entry("cluster with service port 0", func(n string) string {
+			return clusterManifest(n, "  service:\n    port: 0\n")
+		}, "spec.service.port"),
+		Entry("cluster with an unknown claim retention on scale down", func(n string) string {
+			return strings.Replace(clusterManifest(n, ""), "size: 10Gi", "size: 10Gi\n    retentionPolicy:\n      whenScaled: Keep", 1)
+		}, "spec.storage.retentionPolicy.whenScaled"),
+		Entry("cluster config with more than 100 settings", func(n string) string {
+			var b strings.Builder
+			b.WriteString("  config:\n")
+			for i := 0; i < 101; i++ {
+				fmt.Fprintf(&b, "    setting.%d: \"1\"\n", i)
+			}
+			return clusterManifest(n, b.String())
+		}, "spec.config"),
 		Entry("cluster with a termination grace period too short for a clean shutdown", func(n string) string {
 			return clusterManifest(n, "  podTemplate:\n    terminationGracePeriodSeconds: 1\n")
 		}, "spec.podTemplate.terminationGracePeriodSeconds"),
@@ -224,6 +242,21 @@ var _ = Describe("API validation", Ordered, ContinueOnFailure, func() {
 		Entry("topic config with min.insync.replicas above replicas", func(n string) string {
 			return topicManifest(n, "  replicas: 2\n  config:\n    min.insync.replicas: \"3\"\n")
 		}, "spec", "min.insync.replicas cannot exceed replicas"),
+		Entry("topic with more than 10000 partitions", func(n string) string {
+			return topicManifest(n, "  partitions: 10001\n")
+		}, "spec.partitions"),
+		Entry("topic with more than 100 replicas", func(n string) string {
+			return topicManifest(n, "  replicas: 101\n")
+		}, "spec.replicas"),
+		Entry("topic name of a single dot", func(n string) string {
+			return topicManifest(n, "  topicName: \".\"\n")
+		}, "spec.topicName"),
+		Entry("topic config segment.bytes with a unit", func(n string) string {
+			return topicManifest(n, "  config:\n    segment.bytes: 1GB\n")
+		}, "spec.config", "non-negative integers"),
+		Entry("topic config unclean.leader.election.enable that is not a boolean", func(n string) string {
+			return topicManifest(n, "  config:\n    unclean.leader.election.enable: \"yes\"\n")
+		}, "spec.config", "true or false"),
 		Entry("topic config with min.insync.replicas of 0", func(n string) string {
 			return topicManifest(n, "  config:\n    min.insync.replicas: \"0\"\n")
 		}, "spec.config", "at least 1"),
@@ -244,6 +277,15 @@ var _ = Describe("API validation", Ordered, ContinueOnFailure, func() {
 		Entry("group with an unknown deletion policy", func(n string) string {
 			return groupManifest(n, "  deletionPolicy: Forget\n")
 		}, "spec.deletionPolicy"),
+		Entry("group whose clusterRef is not a resource name", func(n string) string {
+			return strings.Replace(groupManifest(n, ""), "name: kairo", "name: Kairo_X", 1)
+		}, "spec.clusterRef.name"),
+		Entry("offset reset of a topic with illegal characters", func(n string) string {
+			return groupManifest(n, "  offsetReset:\n    requestId: r1\n    to: earliest\n    topics: [\"bad topic\"]\n")
+		}, "spec.offsetReset.topics[0]"),
+		Entry("offset reset to earliest with a stray timestamp", func(n string) string {
+			return groupManifest(n, "  offsetReset:\n    requestId: r1\n    to: earliest\n    timestamp: \"2026-01-01T00:00:00Z\"\n")
+		}, "spec.offsetReset", "timestamp is only allowed when to is timestamp"),
 		Entry("offset reset to an unknown target", func(n string) string {
 			return groupManifest(n, "  offsetReset:\n    requestId: r1\n    to: beginning\n")
 		}, "spec.offsetReset.to"),
@@ -281,8 +323,14 @@ var _ = Describe("API validation", Ordered, ContinueOnFailure, func() {
 		func(u update) {
 			obj := parseObject(u.manifest(uniqueName("update")))
 			Expect(k8sClient.Create(ctx, obj)).To(Succeed())
-			u.change(obj)
-			err := k8sClient.Update(ctx, obj)
+			// Reconcilers running in the suite may update the object (a
+			// finalizer, status) between create and update: apply the change
+			// to the latest version.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+				u.change(obj)
+				return k8sClient.Update(ctx, obj)
+			})
 			if len(u.mentions) == 0 {
 				Expect(err).NotTo(HaveOccurred())
 				return
@@ -328,6 +376,17 @@ var _ = Describe("API validation", Ordered, ContinueOnFailure, func() {
 			manifest: func(n string) string { return groupManifest(n, "  groupId: workers\n") },
 			change:   set("others", "spec", "groupId"),
 			mentions: []string{"spec.groupId is immutable once set"},
+		}),
+		Entry("group groupId set later to another name is refused", update{
+			manifest: func(n string) string { return groupManifest(n, "") },
+			change:   set("others", "spec", "groupId"),
+			mentions: []string{"spec.groupId can only be set to the resource name"},
+		}),
+		Entry("group groupId set later to the resource name is accepted", update{
+			manifest: func(n string) string { return groupManifest(n, "") },
+			change: func(obj *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedField(obj.Object, obj.GetName(), "spec", "groupId")).To(Succeed())
+			},
 		}),
 		Entry("group clusterRef change is refused", update{
 			manifest: func(n string) string { return groupManifest(n, "") },
