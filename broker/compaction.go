@@ -30,7 +30,9 @@ import (
 // start move.
 const compactionTimeout = time.Minute
 
-// compactionDue reports whether the journal of j should be compacted now.
+// compactionDue reports whether the journal of j should be compacted now:
+// the group changes since the last snapshot reach offsets.compact.bytes and
+// outweigh the snapshot.
 func (b *Broker) compactionDue(j *offsetsJournal) bool {
 	w := j.written.Load()
 	return w >= b.settings.OffsetsCompactBytes && w >= j.snapshotBytes.Load()
@@ -76,7 +78,7 @@ func (cs *coordinators) compact(ctx context.Context, partition int32, slot *coor
 	if err != nil || !info.IsLeader {
 		return
 	}
-	before, written := info.LogEndOffset, j.written.Load()
+	before, written, snapshotted := info.LogEndOffset, j.written.Load(), j.snapshotted.Load()
 	groups, err := slot.coord.WriteSnapshot(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -84,9 +86,7 @@ func (cs *coordinators) compact(ctx context.Context, partition int32, slot *coor
 		}
 		return
 	}
-	// The snapshot is what was appended since step 1 minus the records
-	// groups wrote meanwhile, which this cannot tell apart: count it all.
-	snapshot := j.written.Load() - written
+	snapshot := j.snapshotted.Load() - snapshotted
 	info, err = cs.b.replicas.PartitionInfo(offsetsTopic, partition)
 	if err != nil {
 		return

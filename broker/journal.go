@@ -23,20 +23,24 @@ const journalTimeout = 10 * time.Second
 type offsetsJournal struct {
 	b         *Broker
 	partition int32
-	// written counts the key and value bytes the partition holds beyond its
-	// last snapshot (since the coordinator loaded: everything it replayed),
-	// snapshotBytes the size of that snapshot; compaction.go compares them.
+	// written counts the key and value bytes of the group changes appended
+	// since the last compaction (after a load: everything replayed);
+	// snapshotted counts the bytes of snapshots (AppendBatch), and
+	// snapshotBytes is the size of the last one. compaction.go compares
+	// them.
 	written       atomic.Int64
+	snapshotted   atomic.Int64
 	snapshotBytes atomic.Int64
 	// grown, if set, is called after every successful append.
 	grown func()
 }
 
 func (j *offsetsJournal) Append(ctx context.Context, group string, record []byte) error {
-	return apiError(j.append(ctx, []storage.Record{{Key: []byte(group), Value: record}}))
+	return apiError(j.append(ctx, []storage.Record{{Key: []byte(group), Value: record}}, &j.written))
 }
 
-// AppendBatch writes a group's snapshot as one batch, so a replica never
+// AppendBatch writes a group's snapshot (the only batch the coordinator
+// writes, group.WriteSnapshot) as one batch, so a replica never
 // holds half of it. A snapshot larger than a batch may be (max.message.bytes
 // of the topic) is written record by record instead: a partial snapshot in
 // the journal is harmless, since every record of it describes the state
@@ -46,19 +50,21 @@ func (j *offsetsJournal) AppendBatch(ctx context.Context, group string, records 
 	for i, r := range records {
 		recs[i] = storage.Record{Key: []byte(group), Value: r}
 	}
-	err := j.append(ctx, recs)
+	err := j.append(ctx, recs, &j.snapshotted)
 	if !errors.Is(err, storage.ErrBatchTooLarge) {
 		return apiError(err)
 	}
 	for _, r := range recs {
-		if err := j.append(ctx, []storage.Record{r}); err != nil {
+		if err := j.append(ctx, []storage.Record{r}, &j.snapshotted); err != nil {
 			return apiError(err)
 		}
 	}
 	return nil
 }
 
-func (j *offsetsJournal) append(ctx context.Context, recs []storage.Record) error {
+// append writes recs as one batch with acks=all and adds their size to
+// count.
+func (j *offsetsJournal) append(ctx context.Context, recs []storage.Record, count *atomic.Int64) error {
 	if _, _, err := j.b.replicas.Produce(ctx, offsetsTopic, j.partition, recs, replica.AcksAll, journalTimeout); err != nil {
 		return err
 	}
@@ -66,7 +72,7 @@ func (j *offsetsJournal) append(ctx context.Context, recs []storage.Record) erro
 	for _, r := range recs {
 		n += int64(len(r.Key) + len(r.Value))
 	}
-	j.written.Add(n)
+	count.Add(n)
 	if j.grown != nil {
 		j.grown()
 	}

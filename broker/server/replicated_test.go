@@ -139,3 +139,146 @@ func TestThreeBrokerReplication(t *testing.T) {
 		})
 	}
 }
+
+// TestFiveBrokerUncleanElectionDiscardsTheDeposedTail: five voters, so two
+// brokers can be down at once. A leader left alone in the ISR takes writes
+// nobody copies and crashes; the out-of-sync follower is elected uncleanly
+// (the topic allows it) and takes new writes. When the old leader comes
+// back it truncates its tail to where the new leader's epoch began and
+// ends byte-identical with it.
+func TestFiveBrokerUncleanElectionDiscardsTheDeposedTail(t *testing.T) {
+	c := newTestCluster(t, 5, 5, nil)
+	n0 := c.nodes[0]
+	// Placement over five brokers evens out the load of all topics,
+	// __consumer_offsets included: replicas and preferred leaderships per
+	// broker differ by at most one.
+	n0.expect(t, "POST", "/topics", `{"name":"spread","partitions":10,"replication_factor":3}`, 201)
+	replicas, leads := map[int32]int{}, map[int32]int{}
+	for _, topic := range []string{"spread", "__consumer_offsets"} {
+		for _, p := range c.describe(n0, topic) {
+			for _, r := range p.Replicas {
+				replicas[r]++
+			}
+			leads[p.Replicas[0]]++
+		}
+	}
+	spreadOK := func(m map[int32]int) bool {
+		lo, hi := m[0], m[0]
+		for id := int32(0); id < 5; id++ {
+			lo, hi = min(lo, m[id]), max(hi, m[id])
+		}
+		return hi-lo <= 1
+	}
+	if !spreadOK(replicas) || !spreadOK(leads) {
+		t.Fatalf("placement over five brokers: replicas %v, preferred leaders %v", replicas, leads)
+	}
+
+	n0.expect(t, "POST", "/topics", `{"name":"tail","partitions":1,"replication_factor":2,"config":{"unclean.leader.election.enable":"true"}}`, 201)
+	waitTopic(t, c.nodes, "tail", 1)
+	p := c.describe(n0, "tail")[0]
+	leader, follower := int(p.Leader), int(p.Replicas[1])
+	for i := range 3 {
+		n0.expect(t, "POST", "/produce", fmt.Sprintf(`{"topic":"tail","partition":0,"message":"committed-%d","acks":"all"}`, i), 200)
+	}
+
+	c.crash(follower)
+	other := c.any(leader, follower)
+	eventually(t, 15*time.Second, "the ISR to shrink to the leader", func() bool {
+		return slices.Equal(c.describe(other, "tail")[0].ISR, []int32{int32(leader)})
+	})
+	for i := range 3 {
+		subset(t, "unreplicated", other.expect(t, "POST", "/produce", fmt.Sprintf(`{"topic":"tail","partition":0,"message":"tail-%d"}`, i), 200),
+			fmt.Sprintf(`{"offset":%d}`, 3+i))
+	}
+
+	c.crash(leader)
+	c.restart(follower)
+	eventually(t, 15*time.Second, "the out-of-sync follower to be elected", func() bool {
+		return c.describe(other, "tail")[0].Leader == int32(follower)
+	})
+	for i := range 2 {
+		subset(t, "new leader", other.expect(t, "POST", "/produce", fmt.Sprintf(`{"topic":"tail","partition":0,"message":"new-%d","acks":"all"}`, i), 200),
+			fmt.Sprintf(`{"offset":%d}`, 3+i))
+	}
+
+	c.restart(leader)
+	eventually(t, 15*time.Second, "the deposed leader to rejoin the ISR", func() bool {
+		return len(c.describe(other, "tail")[0].ISR) == 2
+	})
+	want := []string{"committed-0", "committed-1", "committed-2", "new-0", "new-1"}
+	for _, n := range c.nodes {
+		if got := fetchAll(t, n, "tail", 0); !slices.Equal(got, want) {
+			t.Fatalf("tail through broker %d: %v, want %v", n.cfg.ID, got, want)
+		}
+	}
+	eventually(t, 5*time.Second, "the deposed leader's log to match the new leader's", func() bool {
+		return bytes.Equal(c.logBytes(leader, "tail", 0), c.logBytes(follower, "tail", 0))
+	})
+	if bytes.Contains(c.logBytes(leader, "tail", 0), []byte("tail-")) {
+		t.Fatal("the unreplicated tail is still on the deposed leader's disk")
+	}
+}
+
+// TestNonVoterJoinsThenDrainAndRemove: a fourth broker joins three voters
+// as a non-voter, receives replicas, is drained (its replicas move to the
+// others with their data) and removed.
+func TestNonVoterJoinsThenDrainAndRemove(t *testing.T) {
+	c := newTestCluster(t, 4, 3, nil)
+	n0 := c.nodes[0]
+	bs := n0.expect(t, "GET", "/brokers", "", 200)["brokers"].([]any)
+	if len(bs) != 4 {
+		t.Fatalf("brokers: %v", bs)
+	}
+	for _, b := range bs {
+		m := b.(map[string]any)
+		if m["state"] != "alive" || m["voter"] != (m["id"].(float64) < 3) {
+			t.Fatalf("broker %v: state %v, voter %v", m["id"], m["state"], m["voter"])
+		}
+	}
+
+	n0.expect(t, "POST", "/topics", `{"name":"orders","partitions":8,"replication_factor":2}`, 201)
+	waitTopic(t, c.nodes, "orders", 8)
+	held := 0
+	for _, p := range c.describe(n0, "orders") {
+		if slices.Contains(p.Replicas, 3) {
+			held++
+		}
+	}
+	if held == 0 {
+		t.Fatal("the non-voter received no replica")
+	}
+	want := map[int32][]string{}
+	for p := int32(0); p < 8; p++ {
+		for i := range 3 {
+			msg := fmt.Sprintf("p%d-%d", p, i)
+			c.nodes[3].expect(t, "POST", "/produce", fmt.Sprintf(`{"topic":"orders","partition":%d,"message":%q,"acks":"all"}`, p, msg), 200)
+			want[p] = append(want[p], msg)
+		}
+	}
+
+	// Removing a broker that holds replicas is refused; draining moves
+	// them, and then it can go.
+	subset(t, "remove before drain", n0.expect(t, "DELETE", "/brokers/3", "", 409), `{"code":"BROKER_NOT_EMPTY"}`)
+	c.nodes[1].expect(t, "POST", "/brokers/3/drain", "", 202)
+	eventually(t, 20*time.Second, "broker 3 to be drained", func() bool {
+		b := n0.expect(t, "GET", "/brokers/3", "", 200)
+		return b["state"] == "drained" && b["partitions"].(float64) == 0
+	})
+	for _, p := range c.describe(n0, "orders") {
+		if len(p.Replicas) != 2 || slices.Contains(p.Replicas, 3) || len(p.ISR) != 2 {
+			t.Fatalf("partition %d after the drain: %+v", p.Partition, p)
+		}
+	}
+	n0.expect(t, "DELETE", "/brokers/3", "", 200)
+	c.stop(3)
+	if bs := n0.expect(t, "GET", "/brokers", "", 200)["brokers"].([]any); len(bs) != 3 {
+		t.Fatalf("brokers after removal: %v", bs)
+	}
+	for _, n := range c.nodes[:3] {
+		for p := int32(0); p < 8; p++ {
+			if got := fetchAll(t, n, "orders", p); !slices.Equal(got, want[p]) {
+				t.Fatalf("orders-%d through broker %d after the drain: %v, want %v", p, n.cfg.ID, got, want[p])
+			}
+		}
+	}
+}
