@@ -75,8 +75,9 @@ type TopicReconciler struct {
 	// ResyncInterval is how often a Topic is compared with the brokers when
 	// nothing changed; defaultResyncInterval when zero.
 	ResyncInterval time.Duration
-	// MaxConcurrentReconciles is how many Topics are reconciled at once; 8
-	// when zero. Reconciles mostly wait on the brokers.
+	// MaxConcurrentReconciles is how many Topics are reconciled at once; 16
+	// when zero. Reconciles mostly wait on the brokers and the API server, so
+	// creating many Topics at once goes as fast as the brokers create topics.
 	MaxConcurrentReconciles int
 }
 
@@ -102,7 +103,7 @@ func (r *TopicReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	workers := r.MaxConcurrentReconciles
 	if workers == 0 {
-		workers = 8
+		workers = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&kairov1alpha1.Topic{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

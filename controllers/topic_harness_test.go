@@ -68,16 +68,21 @@ var (
 	kubeWrites = newWriteCounts()
 )
 
+// topicWorkers is the Topic reconciler's concurrency in this suite (the
+// product default unless KAIRO_TOPIC_WORKERS says otherwise).
+var topicWorkers = 0
+
 func init() {
 	if os.Getenv(scaleTestEnv) != "" {
 		testResync = defaultResyncInterval
 	}
+	topicWorkers = envInt("KAIRO_TOPIC_WORKERS", 0)
 	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {
-		brokers := &ServiceBrokerClients{Timeout: 3 * time.Second}
+		brokers := &ServiceBrokerClients{}
 		brokers.once.Do(func() { brokers.http = &http.Client{Transport: brokerCalls} })
 		c := countingClient{Client: mgr.GetClient(), counts: kubeWrites}
 		if err := (&TopicReconciler{Client: c, Scheme: mgr.GetScheme(), Brokers: brokers,
-			ResyncInterval: testResync}).SetupWithManager(mgr); err != nil {
+			ResyncInterval: testResync, MaxConcurrentReconciles: topicWorkers}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		return (&ConsumerGroupReconciler{Client: c, Scheme: mgr.GetScheme(), Brokers: brokers,
@@ -85,17 +90,21 @@ func init() {
 	})
 }
 
-// countingTransport counts requests per host and per "host path".
+// countingTransport counts requests per host and per "host path", and
+// sums their latency per method.
 type countingTransport struct {
-	next  http.RoundTripper
-	total atomic.Int64
-	mu    sync.Mutex
-	paths map[string]int64
-	hosts map[string]int64
+	next    http.RoundTripper
+	total   atomic.Int64
+	mu      sync.Mutex
+	paths   map[string]int64
+	hosts   map[string]int64
+	latency map[string]time.Duration
+	byVerb  map[string]int64
 }
 
 func newCountingTransport(next http.RoundTripper) *countingTransport {
-	return &countingTransport{next: next, paths: map[string]int64{}, hosts: map[string]int64{}}
+	return &countingTransport{next: next, paths: map[string]int64{}, hosts: map[string]int64{},
+		latency: map[string]time.Duration{}, byVerb: map[string]int64{}}
 }
 
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -104,7 +113,24 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	t.hosts[req.URL.Host]++
 	t.paths[req.URL.Host+" "+req.URL.Path]++
 	t.mu.Unlock()
-	return t.next.RoundTrip(req)
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	t.mu.Lock()
+	t.latency[req.Method] += time.Since(start)
+	t.byVerb[req.Method]++
+	t.mu.Unlock()
+	return resp, err
+}
+
+// meanLatency is the mean latency of each method's requests so far.
+func (t *countingTransport) meanLatency() map[string]time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[string]time.Duration{}
+	for m, d := range t.latency {
+		out[m] = (d / time.Duration(t.byVerb[m])).Round(100 * time.Microsecond)
+	}
+	return out
 }
 
 // host is how many requests went to host so far.
@@ -134,13 +160,26 @@ func (t *countingTransport) path(host, path string) int64 {
 	return t.paths[host+" "+path]
 }
 
-// writeCounts counts writes per object, status and metadata apart.
+// writeCounts counts writes per object, status and metadata apart, and
+// sums their latency.
 type writeCounts struct {
-	status atomic.Int64
-	other  atomic.Int64
-	mu     sync.Mutex
-	byObj  map[types.NamespacedName]int64
+	status  atomic.Int64
+	other   atomic.Int64
+	elapsed atomic.Int64 // nanoseconds
+	mu      sync.Mutex
+	byObj   map[types.NamespacedName]int64
 }
+
+// meanLatency is the mean latency of the writes so far.
+func (w *writeCounts) meanLatency() time.Duration {
+	n := w.status.Load() + w.other.Load()
+	if n == 0 {
+		return 0
+	}
+	return (time.Duration(w.elapsed.Load()) / time.Duration(n)).Round(100 * time.Microsecond)
+}
+
+func (w *writeCounts) timed(start time.Time) { w.elapsed.Add(int64(time.Since(start))) }
 
 func newWriteCounts() *writeCounts { return &writeCounts{byObj: map[types.NamespacedName]int64{}} }
 
@@ -170,11 +209,13 @@ type countingClient struct {
 
 func (c countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
 	c.counts.add(obj, false)
+	defer c.counts.timed(time.Now())
 	return c.Client.Update(ctx, obj, opts...)
 }
 
 func (c countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	c.counts.add(obj, false)
+	defer c.counts.timed(time.Now())
 	return c.Client.Patch(ctx, obj, patch, opts...)
 }
 
@@ -189,11 +230,13 @@ type countingStatus struct {
 
 func (s countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 	s.counts.add(obj, true)
+	defer s.counts.timed(time.Now())
 	return s.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
 func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 	s.counts.add(obj, true)
+	defer s.counts.timed(time.Now())
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
