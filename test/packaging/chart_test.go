@@ -489,7 +489,7 @@ func wantRestrictedSecurity(t *testing.T, d *appsv1.Deployment) {
 
 // wantConsistent checks what holds for every values: labels, namespaces, and
 // that references between the rendered objects resolve.
-func wantConsistent(t *testing.T, r *rendered, vals string) {
+func wantConsistent(t *testing.T, r *rendered) {
 	t.Helper()
 	d := r.deployment(t)
 	sa := d.Spec.Template.Spec.ServiceAccountName
@@ -538,7 +538,7 @@ func TestChartRendersValidManifests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustRender(t, tc.values)
 			tc.check(t, r)
-			wantConsistent(t, r, tc.values)
+			wantConsistent(t, r)
 			createNamespaces(t, c, tc.namespaces...)
 			applyDryRun(t, c, r.objs)
 			if err := dryRunRestrictedPod(t, c, r.deployment(t)); err != nil {
@@ -683,7 +683,6 @@ func TestDryRunRejectsInvalidObjects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("a Deployment with %s: %v passed the dry-run", tc.field, tc.value)
 			}
-			t.Log(err)
 			if !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("dry-run error %q does not mention %q", err, tc.field)
 			}
