@@ -52,3 +52,40 @@ func (b *Broker) awaitLocalLeaders(ctx context.Context, t *metadata.Topic) {
 		}
 	}
 }
+
+// metadataCatchUpWait bounds how long a forwarded request waits for this
+// broker's image to show what the forwarding broker's image showed (a topic
+// just created, a leadership just moved here): images reach brokers a few
+// milliseconds apart.
+const metadataCatchUpWait = 2 * time.Second
+
+// awaitImage waits, for a forwarded request only, until cond holds for this
+// broker's metadata image or metadataCatchUpWait passes, and returns the
+// image it saw last. A request that was not forwarded gets the current
+// image at once: its client saw nothing newer.
+func (b *Broker) awaitImage(ctx context.Context, cond func(*metadata.Image) bool) *metadata.Image {
+	img := b.image()
+	if !IsForwarded(ctx) || cond(img) {
+		return img
+	}
+	ctx, cancel := context.WithTimeout(ctx, metadataCatchUpWait)
+	defer cancel()
+	for !cond(img) {
+		select {
+		case <-ctx.Done():
+			return img
+		case <-time.After(5 * time.Millisecond):
+		}
+		img = b.image()
+	}
+	return img
+}
+
+// ledHere is an awaitImage condition: topic has partition p and this broker
+// leads it.
+func (b *Broker) ledHere(topic string, p int32) func(*metadata.Image) bool {
+	return func(img *metadata.Image) bool {
+		t := img.Topic(topic)
+		return t != nil && p >= 0 && int(p) < len(t.Partitions) && int32(t.Partitions[p].Leader) == b.id
+	}
+}

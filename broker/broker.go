@@ -288,6 +288,7 @@ func (b *Broker) InternalHandler() http.Handler {
 	mux.Handle(cluster.InternalPrefix, b.node.Handler())
 	mux.Handle("/internal/replica/", b.replicas.Handler())
 	mux.HandleFunc("GET "+internalOffsetsPath, b.serveOffsets)
+	mux.HandleFunc("POST "+internalPartitionsPath, b.servePartitions)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeInternalError(w, client.Errorf(client.CodeNotFound, "no internal endpoint %s %s", r.Method, r.URL.Path))
 	})

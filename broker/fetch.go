@@ -20,7 +20,7 @@ const (
 // from this broker if it leads the partition and otherwise proxied to the
 // leader.
 func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error) {
-	t := b.image().Topic(args.Topic)
+	t := b.awaitImage(ctx, b.ledHere(args.Topic, args.Partition)).Topic(args.Topic)
 	if t == nil {
 		return nil, errUnknownTopic(args.Topic)
 	}

@@ -2,7 +2,9 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/client"
@@ -92,30 +94,59 @@ func (b *Broker) GroupOffsets(ctx context.Context, g string) (out []client.Offse
 	return out, err
 }
 
+// listGroupsTimeout bounds the wait for one broker's groups.
+const listGroupsTimeout = 3 * time.Second
+
 // ListGroups merges the groups of every coordinator in the cluster: this
-// broker's, and those of every other live broker asked with a forwarded
-// request (which answers with its own coordinators only).
-func (b *Broker) ListGroups(ctx context.Context) ([]client.GroupSummary, error) {
-	out := b.localGroups()
+// broker's, and those of every other live broker asked at once with a
+// forwarded request (which answers with its own coordinators only). A
+// broker that does not answer in time does not fail the list: its groups
+// are missing, the list says it is partial and names the broker, as it
+// does for a broker whose coordinators are still loading.
+func (b *Broker) ListGroups(ctx context.Context) (*client.GroupList, error) {
+	out := &client.GroupList{Groups: b.localGroups()}
+	if b.coords.loading() > 0 {
+		out.Partial, out.UnavailableBrokers = true, []int32{b.id}
+	}
 	if IsForwarded(ctx) {
 		return out, nil
 	}
 	img := b.image()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, id := range img.BrokerIDs() {
 		if int32(id) == b.id || !img.Live(id) {
 			continue
 		}
-		pc, err := b.peer(int32(id))
-		if err != nil {
-			return nil, err
-		}
-		gs, err := pc.ListGroups(ctx)
-		if err != nil {
-			return nil, coordinatorNotAvailable("listing the groups of broker %d: %v", id, err)
-		}
-		out = append(out, gs...)
+		wg.Go(func() {
+			var gl *client.GroupList
+			pc, err := b.peer(int32(id))
+			if err == nil {
+				cctx, cancel := context.WithTimeout(ctx, listGroupsTimeout)
+				gl, err = pc.GroupList(cctx)
+				cancel()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				b.log.Debug("Listing the groups of a broker failed", "peer", id, "error", err)
+				out.Partial = true
+				out.UnavailableBrokers = append(out.UnavailableBrokers, int32(id))
+				return
+			}
+			out.Groups = append(out.Groups, gl.Groups...)
+			if gl.Partial {
+				out.Partial = true
+				out.UnavailableBrokers = append(out.UnavailableBrokers, gl.UnavailableBrokers...)
+			}
+		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, apiError(err)
+	}
+	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Group < out.Groups[j].Group })
+	slices.Sort(out.UnavailableBrokers)
 	return out, nil
 }
 

@@ -23,6 +23,12 @@ const defaultProduceTimeout = 30 * time.Second
 // proxied (once: a forwarded request is never forwarded again). Positions
 // come back in request order.
 func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, error) {
+	// A forwarded request names a partition the forwarding broker saw this
+	// one lead; wait for this broker's image to catch up with that.
+	if len(args.Records) > 0 && IsForwarded(ctx) && args.Records[0].Partition != AnyPartition {
+		p := args.Records[0].Partition
+		b.awaitImage(ctx, b.ledHere(args.Topic, p))
+	}
 	t, err := b.writableTopic(args.Topic)
 	if client.IsCode(err, client.CodeUnknownTopic) && b.settings.AutoCreateTopics {
 		_, cerr := b.CreateTopic(ctx, TopicSpec{Name: args.Topic})

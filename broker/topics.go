@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"sort"
+	"sync"
 
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster"
@@ -49,55 +50,65 @@ func (b *Broker) DescribeTopic(ctx context.Context, name string) (*client.TopicD
 	if t == nil {
 		return nil, errUnknownTopic(name)
 	}
-	return b.describe(ctx, t), nil
+	return &b.describe(ctx, []*metadata.Topic{t})[0], nil
 }
 
-func (b *Broker) describe(ctx context.Context, t *metadata.Topic) *client.TopicDescription {
-	d := &client.TopicDescription{Name: t.Name, TopicID: t.ID, Internal: t.Internal,
-		PartitionCount: int32(len(t.Partitions)), ReplicationFactor: int16(t.ReplicationFactor()),
-		Config: map[string]string{}, Partitions: make([]client.PartitionDescription, len(t.Partitions))}
-	for k, v := range t.Config {
-		d.Config[k] = v
-	}
-	remote := map[int32][]int{} // leader → indexes of the partitions it leads
-	for i, p := range t.Partitions {
-		pd := client.PartitionDescription{Partition: int32(p.ID), Leader: int32(p.Leader), LeaderEpoch: int32(p.LeaderEpoch),
-			Replicas: int32s(p.Replicas), ISR: int32s(p.ISR), UnderReplicated: p.UnderReplicated(),
-			HighWatermark: -1, LogEndOffset: -1, LogStartOffset: -1, SizeBytes: -1}
-		if len(p.Adding) > 0 {
-			pd.Adding = int32s(p.Adding)
+// describe describes topics: placement from the metadata, then offsets and
+// sizes from each partition's leader, with one request per leading broker
+// for all the partitions it leads, sent to every such broker at once.
+func (b *Broker) describe(ctx context.Context, topics []*metadata.Topic) []client.TopicDescription {
+	out := make([]client.TopicDescription, len(topics))
+	type slot struct{ topic, partition int }
+	remote := map[int32][]slot{} // leader → the partitions it leads
+	for ti, t := range topics {
+		d := client.TopicDescription{Name: t.Name, TopicID: t.ID, Internal: t.Internal,
+			PartitionCount: int32(len(t.Partitions)), ReplicationFactor: int16(t.ReplicationFactor()),
+			Config: map[string]string{}, Partitions: make([]client.PartitionDescription, len(t.Partitions))}
+		for k, v := range t.Config {
+			d.Config[k] = v
 		}
-		if len(p.Removing) > 0 {
-			pd.Removing = int32s(p.Removing)
-		}
-		d.Partitions[i] = pd
-		switch {
-		case int32(p.Leader) == b.id || p.Leader < 0 || IsForwarded(ctx):
-			b.fillLocal(&d.Partitions[i], t.Name)
-		default:
-			remote[int32(p.Leader)] = append(remote[int32(p.Leader)], i)
-		}
-	}
-	for leader, idx := range remote {
-		pc, err := b.peer(leader)
-		if err != nil {
-			continue
-		}
-		rd, err := pc.DescribeTopic(ctx, t.Name)
-		if err != nil {
-			b.log.Debug("Describing partitions on their leader failed", "topic", t.Name, "leader", leader, "error", err)
-			continue
-		}
-		for _, i := range idx {
-			for _, rp := range rd.Partitions {
-				if rp.Partition == d.Partitions[i].Partition {
-					d.Partitions[i].HighWatermark, d.Partitions[i].LogEndOffset = rp.HighWatermark, rp.LogEndOffset
-					d.Partitions[i].LogStartOffset, d.Partitions[i].SizeBytes = rp.LogStartOffset, rp.SizeBytes
-				}
+		for i, p := range t.Partitions {
+			pd := client.PartitionDescription{Partition: int32(p.ID), Leader: int32(p.Leader), LeaderEpoch: int32(p.LeaderEpoch),
+				Replicas: int32s(p.Replicas), ISR: int32s(p.ISR), UnderReplicated: p.UnderReplicated(),
+				HighWatermark: -1, LogEndOffset: -1, LogStartOffset: -1, SizeBytes: -1}
+			if len(p.Adding) > 0 {
+				pd.Adding = int32s(p.Adding)
+			}
+			if len(p.Removing) > 0 {
+				pd.Removing = int32s(p.Removing)
+			}
+			d.Partitions[i] = pd
+			switch {
+			case int32(p.Leader) == b.id || p.Leader < 0 || IsForwarded(ctx):
+				b.fillLocal(&d.Partitions[i], t.Name)
+			default:
+				remote[int32(p.Leader)] = append(remote[int32(p.Leader)], slot{ti, i})
 			}
 		}
+		out[ti] = d
 	}
-	return d
+	var wg sync.WaitGroup
+	for leader, slots := range remote {
+		wg.Go(func() {
+			req := partitionsRequest{Partitions: make([]partitionRef, len(slots))}
+			for k, s := range slots {
+				req.Partitions[k] = partitionRef{Topic: out[s.topic].Name, Partition: out[s.topic].Partitions[s.partition].Partition}
+			}
+			sizes, err := b.peerPartitions(ctx, leader, req)
+			if err != nil {
+				b.log.Debug("Asking a leader for partition offsets failed", "leader", leader, "partitions", len(slots), "error", err)
+				return
+			}
+			for _, s := range slots {
+				pd := &out[s.topic].Partitions[s.partition]
+				if sz, ok := sizes[partitionRef{out[s.topic].Name, pd.Partition}]; ok {
+					pd.HighWatermark, pd.LogEndOffset, pd.LogStartOffset, pd.SizeBytes = sz.HighWatermark, sz.LogEndOffset, sz.LogStartOffset, sz.SizeBytes
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // fillLocal copies this broker's replica offsets into pd; a partition this
@@ -157,9 +168,11 @@ func (b *Broker) Metadata(ctx context.Context) (*client.Metadata, error) {
 		Brokers: b.brokerInfos(img), Topics: []client.TopicDescription{}}
 	names := img.TopicNames()
 	sort.Strings(names)
-	for _, n := range names {
-		md.Topics = append(md.Topics, *b.describe(ctx, img.Topic(n)))
+	topics := make([]*metadata.Topic, len(names))
+	for i, n := range names {
+		topics[i] = img.Topic(n)
 	}
+	md.Topics = append(md.Topics, b.describe(ctx, topics)...)
 	return md, nil
 }
 

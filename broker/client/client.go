@@ -194,3 +194,9 @@ func (c *Client) Internal(ctx context.Context, method, path string, query map[st
 	}
 	return c.call(ctx, method, path, q, nil, out, 0)
 }
+
+// InternalPost posts in as JSON to a broker-to-broker endpoint under
+// /internal/ and decodes its JSON reply into out; see Internal.
+func (c *Client) InternalPost(ctx context.Context, path string, in, out any) error {
+	return c.call(ctx, http.MethodPost, path, nil, in, out, 0)
+}

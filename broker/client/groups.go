@@ -48,13 +48,24 @@ func (c *Client) GroupOffsets(ctx context.Context, group string) (*GroupOffsets,
 	return &out, c.call(ctx, http.MethodGet, groupPath(group, "/offsets"), nil, nil, &out, 0)
 }
 
-// ListGroups lists groups with members or committed offsets.
+// ListGroups lists groups with members or committed offsets. When some
+// brokers did not answer the list may be partial; GroupList says so.
 func (c *Client) ListGroups(ctx context.Context) ([]GroupSummary, error) {
+	out, err := c.GroupList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return out.Groups, nil
+}
+
+// GroupList is GET /groups with its partial flag and the brokers whose
+// groups are missing.
+func (c *Client) GroupList(ctx context.Context) (*GroupList, error) {
 	var out GroupList
 	if err := c.call(ctx, http.MethodGet, "/groups", nil, nil, &out, 0); err != nil {
 		return nil, err
 	}
-	return out.Groups, nil
+	return &out, nil
 }
 
 // DescribeGroup describes a group; topics adds every partition of those

@@ -67,9 +67,13 @@ type GroupOffsets struct {
 	Offsets []OffsetCommit `json:"offsets"`
 }
 
-// GroupList is the reply of GET /groups.
+// GroupList is the reply of GET /groups. Partial is set when some brokers'
+// groups are missing: UnavailableBrokers did not answer, or their group
+// coordinators were still loading.
 type GroupList struct {
-	Groups []GroupSummary `json:"groups"`
+	Groups             []GroupSummary `json:"groups"`
+	Partial            bool           `json:"partial,omitempty"`
+	UnavailableBrokers []int32        `json:"unavailable_brokers,omitempty"`
 }
 
 // GroupSummary is one group of GroupList.

@@ -70,7 +70,7 @@ type GroupAPI interface {
 	LeaveGroup(ctx context.Context, group, member string) error
 	CommitOffsets(ctx context.Context, group string, req client.CommitOffsetsRequest) error
 	GroupOffsets(ctx context.Context, group string) ([]client.OffsetCommit, error)
-	ListGroups(ctx context.Context) ([]client.GroupSummary, error)
+	ListGroups(ctx context.Context) (*client.GroupList, error)
 	DescribeGroup(ctx context.Context, group string, topics []string) (*client.GroupDescription, error)
 	SetGroupConfig(ctx context.Context, group string, cfg client.GroupConfig) (*client.GroupConfig, error)
 	ResetOffsets(ctx context.Context, group string, req client.ResetOffsetsRequest) ([]client.PartitionOffset, error)

@@ -11,12 +11,13 @@ import (
 var strategies = []string{"range", "roundrobin"}
 
 func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
-	gs, err := s.b.ListGroups(r.Context())
+	gl, err := s.b.ListGroups(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, client.GroupList{Groups: nonNil(gs)})
+	gl.Groups = nonNil(gl.Groups)
+	writeJSON(w, http.StatusOK, gl)
 }
 
 func (s *Server) describeGroup(w http.ResponseWriter, r *http.Request) {

@@ -40,14 +40,15 @@ func (c *clock) Advance(d time.Duration) {
 
 // node is one in-process broker behind a real HTTP listener.
 type node struct {
-	t       testing.TB
-	b       *broker.Broker
-	srv     *httptest.Server
-	url     string
-	cancel  context.CancelFunc
-	runDone chan struct{}
-	cfg     broker.Config
-	ln      string
+	t        testing.TB
+	requests *requestCounter
+	b        *broker.Broker
+	srv      *httptest.Server
+	url      string
+	cancel   context.CancelFunc
+	runDone  chan struct{}
+	cfg      broker.Config
+	ln       string
 }
 
 type nodeOptions struct {
@@ -110,15 +111,39 @@ func startNode(t testing.TB, o nodeOptions) *node {
 		ln.Close()
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes}))
+	counter := &requestCounter{next: server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes})}
+	srv := httptest.NewUnstartedServer(counter)
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &node{t: t, b: b, srv: srv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}), cfg: cfg, ln: ln.Addr().String()}
+	n := &node{t: t, requests: counter, b: b, srv: srv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}), cfg: cfg, ln: ln.Addr().String()}
 	go func() { _ = b.Run(ctx); close(n.runDone) }()
 	t.Cleanup(n.stop)
 	return n
+}
+
+// requestCounter counts the requests a broker receives, by path.
+type requestCounter struct {
+	next  http.Handler
+	mu    sync.Mutex
+	paths map[string]int
+}
+
+func (c *requestCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	if c.paths == nil {
+		c.paths = map[string]int{}
+	}
+	c.paths[r.URL.Path]++
+	c.mu.Unlock()
+	c.next.ServeHTTP(w, r)
+}
+
+func (c *requestCounter) count(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paths[path]
 }
 
 // stop shuts the broker down gracefully (idempotent).

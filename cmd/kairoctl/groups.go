@@ -26,15 +26,18 @@ func groupsListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			gs, err := c.ListGroups(cmd.Context())
+			gl, err := c.GroupList(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if g.json() {
-				return printJSON(cmd.OutOrStdout(), client.GroupList{Groups: gs})
+				return printJSON(cmd.OutOrStdout(), gl)
 			}
-			rows := make([][]string, 0, len(gs))
-			for _, s := range gs {
+			if gl.Partial {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: partial list: the groups of brokers %v are missing (not answering, or still loading)\n", gl.UnavailableBrokers)
+			}
+			rows := make([][]string, 0, len(gl.Groups))
+			for _, s := range gl.Groups {
 				rows = append(rows, []string{s.Group, s.State, itoa(s.Generation), itoa(s.Members)})
 			}
 			return printTable(cmd.OutOrStdout(), []string{"GROUP", "STATE", "GENERATION", "MEMBERS"}, rows)
