@@ -76,6 +76,7 @@ type KairoClusterReconciler struct {
 	mu       sync.Mutex
 	restarts map[types.NamespacedName]restartExpectation
 	failures map[types.NamespacedName]int
+	removals map[types.NamespacedName][]int32
 }
 
 // reconcileState is what one pass over a cluster learns and decides; the
@@ -217,6 +218,7 @@ func (r *KairoClusterReconciler) forget(key types.NamespacedName) {
 	defer r.mu.Unlock()
 	delete(r.restarts, key)
 	delete(r.failures, key)
+	delete(r.removals, key)
 }
 
 // SetupWithManager registers the reconciler with the manager.

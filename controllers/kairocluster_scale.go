@@ -23,6 +23,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -209,6 +210,13 @@ func (r *KairoClusterReconciler) cancelDrains(ctx context.Context, st *reconcile
 // StatefulSet whose pods are gone and that hold no replica. One that still
 // holds replicas (the StatefulSet was shrunk by someone else) is reported.
 func (r *KairoClusterReconciler) removeDeparted(ctx context.Context, st *reconcileState) {
+	// A removal whose reply was lost (a timeout) may still have happened:
+	// report it once the broker is gone from the metadata.
+	for _, id := range r.removalsDone(st) {
+		st.log.Info("Removed broker from the cluster", "broker", id)
+		r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonBrokerRemoved, "RemoveBroker",
+			"Removed broker %d from the cluster metadata and the quorum", id)
+	}
 	for _, b := range st.meta.Brokers {
 		if b.ID < st.replicas() || st.pods[b.ID] != nil {
 			continue
@@ -218,10 +226,17 @@ func (r *KairoClusterReconciler) removeDeparted(ctx context.Context, st *reconci
 				"Broker %d holds %d replicas but the StatefulSet no longer runs it; scale back up or drain it", b.ID, b.Partitions))
 			continue
 		}
-		if _, err := st.brokers.RemoveBroker(ctx, b.ID); err != nil && !brokerclient.IsCode(err, brokerclient.CodeUnknownBroker) {
+		_, err := st.brokers.RemoveBroker(ctx, b.ID)
+		if brokerclient.IsCode(err, brokerclient.CodeUnknownBroker) {
+			continue // removed already; this broker's metadata was a moment behind
+		}
+		if err != nil {
+			st.log.Info("Removing a broker failed; retrying", "broker", b.ID, "error", err.Error())
 			st.progress(ReasonScalingDown, fmt.Sprintf("Removing broker %d from the cluster failed, retrying: %v", b.ID, err))
+			r.expectRemoval(st.key, b.ID)
 			continue
 		}
+		r.forgetRemoval(st.key, b.ID) // reported now
 		st.log.Info("Removed broker from the cluster", "broker", b.ID)
 		r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonBrokerRemoved, "RemoveBroker",
 			"Removed broker %d from the cluster metadata and the quorum", b.ID)
@@ -265,4 +280,48 @@ func adminErrorMessage(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// expectRemoval remembers a removal that failed, perhaps only in its reply.
+func (r *KairoClusterReconciler) expectRemoval(key types.NamespacedName, id int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.removals == nil {
+		r.removals = map[types.NamespacedName][]int32{}
+	}
+	if !slices.Contains(r.removals[key], id) {
+		r.removals[key] = append(r.removals[key], id)
+	}
+}
+
+func (r *KairoClusterReconciler) forgetRemoval(key types.NamespacedName, id int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.removals == nil {
+		return
+	}
+	r.removals[key] = slices.DeleteFunc(r.removals[key], func(x int32) bool { return x == id })
+}
+
+// removalsDone returns (and forgets) the expected removals the metadata
+// shows done: the broker is gone, or it is back below the StatefulSet's
+// replicas and no longer departing.
+func (r *KairoClusterReconciler) removalsDone(st *reconcileState) []int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var done, left []int32
+	for _, id := range r.removals[st.key] {
+		switch {
+		case st.broker(id) == nil:
+			done = append(done, id)
+		case id >= st.replicas():
+			left = append(left, id)
+		}
+	}
+	if len(left) == 0 {
+		delete(r.removals, st.key)
+	} else {
+		r.removals[st.key] = left
+	}
+	return done
 }

@@ -18,9 +18,16 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -50,6 +57,14 @@ var (
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
+	// controllerManager is the real kube-controller-manager (StatefulSet
+	// and garbage-collector controllers) running against the test API
+	// server, so StatefulSets create pods and claims and deleting an owner
+	// removes its children. Nil when its binary is missing.
+	controllerManager *exec.Cmd
+	// managerCalls records every request the suite's manager (all the
+	// reconcilers, their caches and event recorders) sends to the API server.
+	managerCalls = &apiCallLog{}
 )
 
 func TestControllers(t *testing.T) {
@@ -83,13 +98,19 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(k8sClient).NotTo(BeNil())
 
+	startControllerManager()
+
 	if len(reconcilerSetups) == 0 {
 		return
 	}
 	By("starting the manager with the reconcilers under test")
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgrCfg := rest.CopyConfig(cfg)
+	mgrCfg.Wrap(managerCalls.wrap)
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:  scheme.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		// The cache the real manager runs with (cmd/manager).
+		Cache: CacheOptions(nil),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	for _, setup := range reconcilerSetups {
@@ -104,5 +125,131 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	By("stopping the test environment")
 	cancel()
+	stopControllerManager()
 	Expect(testEnv.Stop()).To(Succeed())
 })
+
+// startControllerManager runs bin/k8s/kube-controller-manager with the
+// StatefulSet and garbage-collector controllers against the test API
+// server, as an admin user.
+func startControllerManager() {
+	GinkgoHelper()
+	dir := testEnv.BinaryAssetsDirectory
+	if dir == "" {
+		dir = os.Getenv("KUBEBUILDER_ASSETS")
+	}
+	bin := filepath.Join(dir, "kube-controller-manager")
+	if _, err := os.Stat(bin); err != nil {
+		fmt.Fprintf(GinkgoWriter, "No kube-controller-manager at %s: specs that need StatefulSet pods are skipped\n", bin)
+		return
+	}
+	By("starting kube-controller-manager (StatefulSet and garbage-collector controllers)")
+	user, err := testEnv.AddUser(envtest.User{Name: "kube-controller-manager", Groups: []string{"system:masters"}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig, err := user.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	work, err := os.MkdirTemp("", "kairolog-kcm-")
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfigPath := filepath.Join(work, "kubeconfig")
+	Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(Succeed())
+	logPath := filepath.Join(work, "kube-controller-manager.log")
+	logFile, err := os.Create(logPath)
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(bin,
+		"--kubeconfig="+kubeconfigPath,
+		"--controllers=statefulset-controller,garbage-collector-controller",
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--use-service-account-credentials=false",
+		"--kube-api-qps=200", "--kube-api-burst=400",
+		"--v=1",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	Expect(cmd.Start()).To(Succeed())
+	controllerManager = cmd
+	fmt.Fprintf(GinkgoWriter, "kube-controller-manager pid %d, log %s\n", cmd.Process.Pid, logPath)
+	DeferCleanup(func() { logFile.Close() })
+}
+
+func stopControllerManager() {
+	if controllerManager == nil {
+		return
+	}
+	_ = controllerManager.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = controllerManager.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = controllerManager.Process.Kill()
+		<-done
+	}
+}
+
+// requireControllerManager skips a spec that needs real StatefulSet pods
+// and garbage collection when kube-controller-manager is not running.
+func requireControllerManager() {
+	if controllerManager == nil {
+		Skip("kube-controller-manager is not available (make k8s-binaries)")
+	}
+}
+
+// apiCallLog counts API requests by method and path.
+type apiCallLog struct {
+	mu    sync.Mutex
+	calls []apiCall
+}
+
+type apiCall struct {
+	method string
+	path   string
+}
+
+func (l *apiCallLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		l.mu.Lock()
+		l.calls = append(l.calls, apiCall{method: req.Method, path: req.URL.Path})
+		l.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// mark is a position in the log to count from.
+func (l *apiCallLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.calls)
+}
+
+// writesSince lists the writes (every method but GET) since mark to
+// objects in namespace, as "METHOD path".
+func (l *apiCallLog) writesSince(mark int, namespace string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, c := range l.calls[mark:] {
+		if c.method != http.MethodGet && strings.Contains(c.path, "/namespaces/"+namespace+"/") {
+			out = append(out, c.method+" "+c.path)
+		}
+	}
+	return out
+}
+
+// readsSince counts the GETs since mark (cache lists and watches, direct
+// reads) to objects in namespace.
+func (l *apiCallLog) readsSince(mark int, namespace string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.calls[mark:] {
+		if c.method == http.MethodGet && strings.Contains(c.path, "/namespaces/"+namespace+"/") {
+			n++
+		}
+	}
+	return n
+}

@@ -211,6 +211,12 @@ func (c *Cluster) DataDir(i int) string { return c.broker(i).dataDir }
 // LogFile is the file broker i's output is appended to, across restarts.
 func (c *Cluster) LogFile(i int) string { return c.broker(i).logPath }
 
+// PropertiesFile is the properties file broker i was last started with
+// (--config-file).
+func (c *Cluster) PropertiesFile(i int) string {
+	return filepath.Join(c.dir, "broker-"+strconv.Itoa(i)+".properties")
+}
+
 // Client is a broker API client for broker i.
 func (c *Cluster) Client(i int) *client.Client {
 	cl, err := client.New(c.Endpoint(i), client.WithTimeout(10*time.Second))
@@ -234,7 +240,7 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 	if p.running() {
 		return nil
 	}
-	cfgPath := filepath.Join(c.dir, "broker-"+strconv.Itoa(i)+".properties")
+	cfgPath := c.PropertiesFile(i)
 	if err := os.WriteFile(cfgPath, c.properties(props), 0o644); err != nil {
 		return err
 	}

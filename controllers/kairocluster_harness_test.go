@@ -1,0 +1,348 @@
+/*
+Copyright 2026 The KairoLog Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/controllers/resources"
+)
+
+// The KairoCluster specs run in namespaces with this prefix; the suite's
+// KairoCluster reconciler looks at no other, so the Topic and ConsumerGroup
+// specs' clusters (endpoints only, no pods) are left to their own tests.
+const kcNamespacePrefix = "kc-"
+
+// kcIdleWindowEnv makes the idle-load spec last this long (for example
+// "2m") and run the reconciler with the manager's default resync interval,
+// for the figures the operator documents. By default the window is short
+// and the resync fast, to keep the suite quick.
+const kcIdleWindowEnv = "KAIROLOG_IDLE_WINDOW"
+
+var (
+	kcResync     = 5 * time.Second
+	kcIdleWindow = 15 * time.Second
+	// kcPasses counts the KairoCluster reconciler's passes per cluster.
+	kcPasses = &passCounter{counts: map[types.NamespacedName]int{}}
+	// kcBrokerCalls counts the KairoCluster reconciler's broker API calls.
+	kcBrokerCalls = &brokerCallLog{}
+)
+
+func init() {
+	if w := os.Getenv(kcIdleWindowEnv); w != "" {
+		d, err := time.ParseDuration(w)
+		if err != nil {
+			panic(fmt.Sprintf("%s=%q: %v", kcIdleWindowEnv, w, err))
+		}
+		kcIdleWindow, kcResync = d, DefaultResyncInterval
+	}
+	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {
+		brokers := &ServiceBrokerClients{Timeout: 3 * time.Second}
+		brokers.once.Do(func() {
+			brokers.http = &http.Client{Transport: kcBrokerCalls.wrap(brokerclient.NewTransport())}
+		})
+		r := &KairoClusterReconciler{
+			Client:           mgr.GetClient(),
+			APIReader:        mgr.GetAPIReader(),
+			Scheme:           mgr.GetScheme(),
+			Recorder:         mgr.GetEventRecorder("kairolog-kairocluster-controller"),
+			Brokers:          brokers,
+			DefaultImage:     "kairolog/broker:test",
+			ResyncInterval:   kcResync,
+			ProgressInterval: time.Second,
+		}
+		return r.controllerBuilder(mgr).
+			WithEventFilter(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return strings.HasPrefix(o.GetNamespace(), kcNamespacePrefix)
+			})).
+			Complete(&countingReconciler{inner: r, counts: kcPasses})
+	})
+}
+
+// countingReconciler counts passes per cluster around the real reconciler.
+type countingReconciler struct {
+	inner  reconcile.Reconciler
+	counts *passCounter
+}
+
+func (c *countingReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	c.counts.add(req.NamespacedName)
+	return c.inner.Reconcile(ctx, req)
+}
+
+type passCounter struct {
+	mu     sync.Mutex
+	counts map[types.NamespacedName]int
+}
+
+func (p *passCounter) add(key types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts[key]++
+}
+
+func (p *passCounter) of(key types.NamespacedName) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counts[key]
+}
+
+// brokerCallLog counts broker API calls per host.
+type brokerCallLog struct {
+	mu    sync.Mutex
+	calls map[string][]string
+}
+
+func (b *brokerCallLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		b.mu.Lock()
+		if b.calls == nil {
+			b.calls = map[string][]string{}
+		}
+		b.calls[req.URL.Host] = append(b.calls[req.URL.Host], req.Method+" "+req.URL.Path)
+		b.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+// to returns the calls made so far to the host of endpoint.
+func (b *brokerCallLog) to(endpoint string) []string {
+	host := strings.TrimPrefix(strings.TrimPrefix(endpoint, "http://"), "https://")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.calls[host])
+}
+
+// kcNamespace creates a namespace for KairoCluster specs.
+func kcNamespace(name string) {
+	GinkgoHelper()
+	Expect(strings.HasPrefix(name, kcNamespacePrefix)).To(BeTrue())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, ns))).To(Succeed())
+}
+
+// deadEndpoint is an address nothing listens on.
+func deadEndpoint() string {
+	GinkgoHelper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	addr := ln.Addr().String()
+	Expect(ln.Close()).To(Succeed())
+	return "http://" + addr
+}
+
+func getCluster(key types.NamespacedName) *kairov1alpha1.KairoCluster {
+	GinkgoHelper()
+	kc := &kairov1alpha1.KairoCluster{}
+	Expect(k8sClient.Get(ctx, key, kc)).To(Succeed())
+	return kc
+}
+
+// updateCluster applies change to the stored cluster, retrying conflicts.
+func updateCluster(key types.NamespacedName, change func(*kairov1alpha1.KairoCluster)) {
+	GinkgoHelper()
+	Eventually(func() error {
+		kc := &kairov1alpha1.KairoCluster{}
+		if err := k8sClient.Get(ctx, key, kc); err != nil {
+			return err
+		}
+		change(kc)
+		return k8sClient.Update(ctx, kc)
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+}
+
+// condition is a cluster condition, or an empty one.
+func condition(kc *kairov1alpha1.KairoCluster, t string) metav1.Condition {
+	if c := meta.FindStatusCondition(kc.Status.Conditions, t); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// haveCondition matches a condition's status and reason.
+func haveCondition(status metav1.ConditionStatus, reason string) OmegaMatcher {
+	return And(HaveField("Status", status), HaveField("Reason", reason))
+}
+
+// clusterEvents lists the events about a cluster, oldest first.
+func clusterEvents(key types.NamespacedName) []eventsv1.Event {
+	GinkgoHelper()
+	var list eventsv1.EventList
+	Expect(k8sClient.List(ctx, &list, client.InNamespace(key.Namespace))).To(Succeed())
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Kind == "KairoCluster" && e.Regarding.Name == key.Name {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].EventTime.Before(&out[j].EventTime) })
+	return out
+}
+
+// eventReasons are the reasons of the events about a cluster.
+func eventReasons(key types.NamespacedName) []string {
+	var reasons []string
+	for _, e := range clusterEvents(key) {
+		reasons = append(reasons, e.Reason)
+	}
+	return reasons
+}
+
+// clusterPods are the broker pods of a cluster by ordinal, read from the
+// API server.
+func clusterPods(kc *kairov1alpha1.KairoCluster) map[int32]corev1.Pod {
+	GinkgoHelper()
+	var list corev1.PodList
+	Expect(k8sClient.List(ctx, &list, client.InNamespace(kc.Namespace),
+		client.MatchingLabels(resources.SelectorLabels(kc)))).To(Succeed())
+	out := map[int32]corev1.Pod{}
+	for _, p := range list.Items {
+		if id, ok := ordinal(kc, p.Name, ""); ok && p.DeletionTimestamp.IsZero() {
+			out[id] = p
+		}
+	}
+	return out
+}
+
+// expectGoneWithin waits until obj no longer exists.
+func expectGoneWithin(timeout time.Duration, obj client.Object) {
+	GinkgoHelper()
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+	}).WithTimeout(timeout).Should(BeTrue(), "%T %s still exists", obj, obj.GetName())
+}
+
+// podMonitor samples a cluster's pods and broker processes to see how many
+// brokers are down at once and in which order pods are replaced. A broker
+// is down when its pod is missing or terminating or its process is not
+// running; a pod that is merely not ready (a broker catching up, or every
+// broker for a moment while the metadata quorum elects a new controller) is
+// counted apart.
+type podMonitor struct {
+	kc       *kairov1alpha1.KairoCluster
+	replicas int32
+	running  func(id int32) bool
+	stop     chan struct{}
+	done     chan struct{}
+
+	mu          sync.Mutex
+	maxDown     int
+	downAt      string // the sample with the most brokers down
+	maxNotReady int
+	replaced    []int32
+}
+
+func startPodMonitor(kc *kairov1alpha1.KairoCluster, replicas int32, running func(id int32) bool) *podMonitor {
+	m := &podMonitor{kc: kc, replicas: replicas, running: running, stop: make(chan struct{}), done: make(chan struct{})}
+	uids := map[int32]types.UID{}
+	for id, p := range clusterPods(kc) {
+		uids[id] = p.UID
+	}
+	go func() {
+		defer GinkgoRecover()
+		defer close(m.done)
+		for {
+			select {
+			case <-m.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			var list corev1.PodList
+			if err := k8sClient.List(ctx, &list, client.InNamespace(kc.Namespace),
+				client.MatchingLabels(resources.SelectorLabels(kc))); err != nil {
+				continue
+			}
+			pods := map[int32]*corev1.Pod{}
+			for i := range list.Items {
+				if id, ok := ordinal(kc, list.Items[i].Name, ""); ok {
+					pods[id] = &list.Items[i]
+				}
+			}
+			var down []string
+			notReady := 0
+			m.mu.Lock()
+			for id := int32(0); id < m.replicas; id++ {
+				p := pods[id]
+				if p == nil || !p.DeletionTimestamp.IsZero() || !m.running(id) {
+					down = append(down, fmt.Sprint(id))
+				}
+				if p == nil || !podReady(p) {
+					notReady++
+				}
+				if p != nil && uids[id] != "" && p.UID != uids[id] {
+					m.replaced = append(m.replaced, id)
+				}
+				if p != nil {
+					uids[id] = p.UID
+				}
+			}
+			if len(down) > m.maxDown {
+				m.maxDown, m.downAt = len(down), strings.Join(down, ",")
+			}
+			m.maxNotReady = max(m.maxNotReady, notReady)
+			m.mu.Unlock()
+		}
+	}()
+	return m
+}
+
+// monitorResult is what a podMonitor saw.
+type monitorResult struct {
+	maxDown     int
+	downAt      string
+	maxNotReady int
+	replaced    []int32
+}
+
+// finish stops sampling and returns what the monitor saw.
+func (m *podMonitor) finish() monitorResult {
+	close(m.stop)
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return monitorResult{maxDown: m.maxDown, downAt: m.downAt, maxNotReady: m.maxNotReady, replaced: slices.Clone(m.replaced)}
+}
+
+// reportFigure prints a measured figure in the test output and the report.
+func reportFigure(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	AddReportEntry("figure", msg)
+}
