@@ -36,7 +36,9 @@ type Options struct {
 	// BinDir holds etcd and the Kubernetes binaries; RepoDir/bin/k8s when empty.
 	BinDir string
 	// Images adds to or overrides the default image map
-	// (kairolog/broker → RepoDir/bin/broker, kairolog/operator → RepoDir/bin/manager).
+	// (kairolog/broker → RepoDir/bin/broker, kairolog/operator →
+	// RepoDir/bin/manager); an entry with only a Binary keeps the default
+	// image configuration.
 	Images nodeagent.ImageMap
 	// NodeName is the node's name; "kairo-local" when empty.
 	NodeName string
@@ -179,9 +181,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	images := nodeagent.DefaultImageMap(opts.RepoDir)
-	for k, v := range opts.Images {
-		images[k] = v
-	}
+	images.Merge(opts.Images)
 	agent, err := nodeagent.New(nodeagent.Config{
 		NodeName:       opts.NodeName,
 		NodeIP:         ip,

@@ -128,7 +128,7 @@ func TestSmoke(t *testing.T) {
 	cluster, err := Start(ctx, Options{
 		StateDir: t.TempDir(),
 		RepoDir:  repo,
-		Images:   nodeagent.ImageMap{"kairolog/broker": w.binary},
+		Images:   nodeagent.ImageMap{"kairolog/broker": {Binary: w.binary}},
 		Progress: testWriter{t},
 	})
 	if err != nil {

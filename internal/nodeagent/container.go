@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -78,14 +79,14 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 func (c *containerRuntime) run(ctx context.Context) bool {
 	policy := c.pod.spec().Spec.RestartPolicy
 	for {
-		bin, err := c.pod.deps.images.Resolve(c.spec.Image)
+		img, err := c.pod.deps.images.Resolve(c.spec.Image)
 		if err != nil {
 			if !c.waitForImage(ctx, err) {
 				return false
 			}
 			continue
 		}
-		exit, err := c.runOnce(ctx, bin)
+		exit, err := c.runOnce(ctx, img)
 		if err != nil {
 			c.pod.setWaiting(c, "CreateContainerError", err.Error())
 			c.pod.event(corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
@@ -150,11 +151,12 @@ func (c *containerRuntime) waitForImage(ctx context.Context, err error) bool {
 }
 
 // runOnce starts one run of the container and waits for it to exit.
-func (c *containerRuntime) runOnce(ctx context.Context, bin string) (int32, error) {
+func (c *containerRuntime) runOnce(ctx context.Context, img Image) (int32, error) {
 	pr := c.pod
+	bin := img.Binary
 	c.pod.event(corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine (%s)", c.spec.Image, bin))
 
-	proc, runDone, err := c.start(ctx, bin)
+	proc, runDone, err := c.start(ctx, img)
 	if err != nil {
 		return 0, err
 	}
@@ -233,7 +235,8 @@ func exitStatus(ps *os.ProcessState) (int32, string) {
 
 // start prepares the init spec and starts the process; runDone closes
 // once its output has been drained into the log.
-func (c *containerRuntime) start(ctx context.Context, bin string) (*childproc.Process, chan struct{}, error) {
+func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Process, chan struct{}, error) {
+	bin := img.Binary
 	pr := c.pod
 	// The pod as reported, so that status.podIP and status.hostIP resolve.
 	pod := pr.snapshot()
@@ -257,11 +260,25 @@ func (c *containerRuntime) start(ctx context.Context, bin string) (*childproc.Pr
 	if err != nil {
 		return nil, nil, err
 	}
-	mounts = append([]hostMount{
+	system := []hostMount{
 		{Source: pr.hostsPath(), Target: "/etc/hosts"},
 		{Source: pr.resolvPath(), Target: "/etc/resolv.conf"},
-	}, mounts...)
+	}
+	for _, v := range img.Volumes {
+		if mountedAt(mounts, v) {
+			continue
+		}
+		dir := filepath.Join(pr.dir, "image-volumes", c.spec.Name, strings.ReplaceAll(strings.Trim(v, "/"), "/", "_"))
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return nil, nil, err
+		}
+		system = append(system, hostMount{Source: dir, Target: v})
+	}
+	mounts = sortMounts(append(system, mounts...))
 	workDir := c.spec.WorkingDir
+	if workDir == "" {
+		workDir = img.WorkingDir
+	}
 	if workDir == "" {
 		// Stands in for the image's writable layer, so a relative path
 		// never lands in the node's own working directory.
@@ -269,7 +286,7 @@ func (c *containerRuntime) start(ctx context.Context, bin string) (*childproc.Pr
 	}
 	spec := podInitSpec{
 		Hostname: podHostname(pod), Mounts: mounts, WorkingDir: workDir,
-		Path: bin, Args: append([]string{argv0}, args...), Env: envList(env, order),
+		Path: bin, Args: append([]string{argv0}, args...), Env: withImageEnv(img.Env, env, order),
 	}
 	specPath := filepath.Join(pr.dir, "init", c.spec.Name+".json")
 	if err := writeJSON(specPath, spec); err != nil {
@@ -466,6 +483,27 @@ func (c *containerRuntime) stopRun(why string) {
 	if running {
 		c.requestKill(why)
 	}
+}
+
+// withImageEnv puts the image's ENV first, minus what the container sets.
+func withImageEnv(imageEnv []string, env map[string]string, order []string) []string {
+	var out []string
+	for _, kv := range imageEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := env[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	return append(out, envList(env, order)...)
+}
+
+func mountedAt(mounts []hostMount, target string) bool {
+	for _, m := range mounts {
+		if filepath.Clean(m.Target) == filepath.Clean(target) {
+			return true
+		}
+	}
+	return false
 }
 
 func writeJSON(path string, v any) error {

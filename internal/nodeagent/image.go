@@ -12,22 +12,51 @@ import (
 // ErrImageNotMapped means a container asks for an image this node cannot run.
 var ErrImageNotMapped = errors.New("image is not mapped to a local binary")
 
-// ImageMap maps an image repository ("kairolog/broker") to the binary that is
-// that image's entrypoint on this machine. The node has no container engine:
-// "pulling" an image means finding its binary.
-type ImageMap map[string]string
+// Image is what the node knows of a container image: the binary that is
+// its entrypoint on this machine and the parts of the image configuration
+// that change how the process runs.
+type Image struct {
+	// Binary is the entrypoint, a program built from this repository.
+	Binary string
+	// Env is the image's ENV; the container's env entries override it.
+	Env []string
+	// WorkingDir is the image's WORKDIR; empty means a private scratch
+	// directory (a container's own root rather than the node's).
+	WorkingDir string
+	// Volumes are the image's VOLUME paths: each container gets its own
+	// empty directory there, as a container runtime's anonymous volume.
+	Volumes []string
+}
+
+// ImageMap maps an image repository ("kairolog/broker") to the image the
+// node runs for it. The node has no container engine: "pulling" an image
+// means finding its binary.
+type ImageMap map[string]Image
+
+// imagePath is the PATH of the project's distroless base image.
+const imagePath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // DefaultImageMap maps the project's two images to the binaries the Makefile
-// builds under repoDir/bin.
+// builds under repoDir/bin, with the ENV, WORKDIR and VOLUME the Dockerfile
+// gives them (image_test.go keeps the two in step).
 func DefaultImageMap(repoDir string) ImageMap {
 	return ImageMap{
-		"kairolog/broker":   filepath.Join(repoDir, "bin", "broker"),
-		"kairolog/operator": filepath.Join(repoDir, "bin", "manager"),
+		"kairolog/broker": {
+			Binary:     filepath.Join(repoDir, "bin", "broker"),
+			Env:        []string{imagePath, "KAIRO_DATA_DIR=/var/lib/kairolog/data"},
+			WorkingDir: "/var/lib/kairolog",
+			Volumes:    []string{"/var/lib/kairolog"},
+		},
+		"kairolog/operator": {
+			Binary: filepath.Join(repoDir, "bin", "manager"),
+			Env:    []string{imagePath},
+		},
 	}
 }
 
-// Set adds or replaces mappings given as "repository=binary", the form of the
-// --image-map flag.
+// Set maps a repository to a binary given as "repository=binary", the form
+// of the --image-map flag. A repository the map already knows keeps its
+// image configuration and only changes binary.
 func (m ImageMap) Set(spec string) error {
 	repo, bin, ok := strings.Cut(spec, "=")
 	if !ok || repo == "" || bin == "" {
@@ -37,32 +66,48 @@ func (m ImageMap) Set(spec string) error {
 	if err != nil {
 		return err
 	}
-	m[ImageRepository(repo)] = abs
+	img := m[ImageRepository(repo)]
+	img.Binary = abs
+	m[ImageRepository(repo)] = img
 	return nil
 }
 
-// Resolve returns the binary for image, failing with ErrImageNotMapped (and
-// the mapped repositories, to help whoever wrote the manifest) or with the
-// error of a missing binary.
-func (m ImageMap) Resolve(image string) (string, error) {
+// Merge applies overrides to m: an override that names only a binary
+// keeps the configuration m has for that repository.
+func (m ImageMap) Merge(overrides ImageMap) {
+	for repo, o := range overrides {
+		repo = ImageRepository(repo)
+		if base, ok := m[repo]; ok && o.Env == nil && o.WorkingDir == "" && o.Volumes == nil {
+			base.Binary = o.Binary
+			m[repo] = base
+			continue
+		}
+		m[repo] = o
+	}
+}
+
+// Resolve returns the image for a reference, failing with ErrImageNotMapped
+// (listing the repositories the node runs, to help whoever wrote the
+// manifest) or with the error of a missing binary.
+func (m ImageMap) Resolve(image string) (Image, error) {
 	repo := ImageRepository(image)
-	bin, ok := m[repo]
+	img, ok := m[repo]
 	if !ok {
 		known := make([]string, 0, len(m))
 		for k := range m {
 			known = append(known, k)
 		}
 		sort.Strings(known)
-		return "", fmt.Errorf("%w: %q (repository %q; this node runs %s)", ErrImageNotMapped, image, repo, strings.Join(known, ", "))
+		return Image{}, fmt.Errorf("%w: %q (repository %q; this node runs %s)", ErrImageNotMapped, image, repo, strings.Join(known, ", "))
 	}
-	info, err := os.Stat(bin)
+	info, err := os.Stat(img.Binary)
 	if err != nil {
-		return "", fmt.Errorf("image %q maps to %s: %w", image, bin, err)
+		return Image{}, fmt.Errorf("image %q maps to %s: %w", image, img.Binary, err)
 	}
 	if info.IsDir() || info.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("image %q maps to %s, which is not an executable file", image, bin)
+		return Image{}, fmt.Errorf("image %q maps to %s, which is not an executable file", image, img.Binary)
 	}
-	return bin, nil
+	return img, nil
 }
 
 // ImageRepository strips the registry host, the tag and the digest from an

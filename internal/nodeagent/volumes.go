@@ -97,10 +97,16 @@ func (v *podVolumes) mounts(c *corev1.Container) ([]hostMount, error) {
 		}
 		out = append(out, hostMount{Source: src, Target: m.MountPath, ReadOnly: m.ReadOnly})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return strings.Count(filepath.Clean(out[i].Target), "/") < strings.Count(filepath.Clean(out[j].Target), "/")
+	return sortMounts(out), nil
+}
+
+// sortMounts orders mounts parents first, so that a mount inside another
+// volume is not hidden by it.
+func sortMounts(ms []hostMount) []hostMount {
+	sort.SliceStable(ms, func(i, j int) bool {
+		return strings.Count(filepath.Clean(ms[i].Target), "/") < strings.Count(filepath.Clean(ms[j].Target), "/")
 	})
-	return out, nil
+	return ms
 }
 
 func (v *podVolumes) materialise(ctx context.Context, vol corev1.Volume) (string, error) {
