@@ -205,6 +205,7 @@ var chartCases = []chartCase{
 			}
 			wantArgs(t, m,
 				"--leader-elect",
+				"--leader-election-namespace="+releaseNamespace,
 				"--health-probe-bind-address=:8081",
 				"--metrics-bind-address=:8080",
 				"--default-broker-image=kairolog/broker:"+app,
@@ -216,6 +217,11 @@ var chartCases = []chartCase{
 				t.Error("--watch-namespaces is set although watchNamespaces is empty")
 			}
 			wantRestrictedSecurity(t, d)
+			sa := typed[corev1.ServiceAccount](t, r.all("ServiceAccount")[0])
+			if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken ||
+				d.Spec.Template.Spec.AutomountServiceAccountToken == nil || !*d.Spec.Template.Spec.AutomountServiceAccountToken {
+				t.Error("only the manager pod should mount the ServiceAccount's token")
+			}
 			for _, crd := range r.all("CustomResourceDefinition") {
 				if got := crd.GetAnnotations()["helm.sh/resource-policy"]; got != "keep" {
 					t.Errorf("%s: helm.sh/resource-policy %q, want keep", describe(crd), got)

@@ -132,8 +132,7 @@ func TestChartStartsTheManager(t *testing.T) {
 			}
 
 			// The chart's arguments, with the ports moved to free ones on
-			// this machine and the lease namespace that a pod would find in
-			// its ServiceAccount mount.
+			// this machine.
 			healthPort, metricsPort := freePort(t), freePort(t)
 			var args []string
 			for _, a := range m.Args {
@@ -145,11 +144,10 @@ func TestChartStartsTheManager(t *testing.T) {
 				}
 				args = append(args, a)
 			}
-			args = append(args, "--leader-election-namespace="+releaseNamespace)
 
 			var logs lockedBuffer
 			cmd := exec.Command(bin, args...)
-			cmd.Env = append(os.Environ(), "POD_NAMESPACE="+releaseNamespace, "KUBECONFIG="+kubeconfigPath)
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigPath)
 			cmd.Stdout, cmd.Stderr = &logs, &logs
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
