@@ -24,8 +24,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/utils/ptr"
 
@@ -169,7 +171,47 @@ func TestSmoke(t *testing.T) {
 			t.Fatalf("health through port-forward: %v", err)
 		}
 	})
+	t.Run("exec", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name("kairo-0").SubResource("exec").
+			VersionedParams(&corev1.PodExecOptions{Container: "broker", Command: []string{"hostname"}, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+		ex, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+			t.Fatalf("exec: %v (%s)", err, stderr.String())
+		}
+		if got := strings.TrimSpace(stdout.String()); got != "kairo-0" {
+			t.Errorf("hostname inside kairo-0 = %q", got)
+		}
+	})
 	if os.Getenv(smokeBrokerEnv) == "" {
+		t.Run("in-cluster clients", func(t *testing.T) {
+			base := "http://" + net.JoinHostPort(pods[0].Status.PodIP, "8080")
+			// The service-account token, the CA and the kubernetes Service:
+			// what rest.InClusterConfig uses in the operator pod.
+			who, err := httpGet(base + "/whoami")
+			if err != nil || !strings.Contains(who, `"username":"system:serviceaccount:default:default"`) {
+				t.Fatalf("self-subject review from the pod: %s %v", who, err)
+			}
+			svc := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "kairo", Namespace: ns},
+				Spec: corev1.ServiceSpec{Selector: map[string]string{"app.kubernetes.io/name": "kairolog-smoke"},
+					Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromString("http")}}},
+			}
+			if _, err := client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var body string
+			waitFor(ctx, t, "the client Service to answer from inside a pod", func() bool {
+				body, err = httpGet(base + "/get?url=http://kairo.default.svc:8080/hostname")
+				return err == nil
+			})
+			if body != "kairo-0" && body != "kairo-1" {
+				t.Errorf("the Service answered %q", body)
+			}
+		})
 		t.Run("peer names", func(t *testing.T) {
 			body, err := httpGet("http://" + net.JoinHostPort(pods[0].Status.PodIP, "8080") +
 				"/resolve?name=kairo-1.kairo-headless.default.svc.cluster.local")

@@ -38,6 +38,8 @@ type containerRuntime struct {
 	succeeded   bool
 	containerID string
 	imageID     string
+	image       Image    // of the current run
+	env         []string // of the current run, for exec
 	logPath     string
 	runDone     chan struct{} // closed when the current run's process exits
 	proc        *childproc.Process
@@ -355,7 +357,11 @@ func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Pro
 		_ = sink.Close()
 		close(runDone)
 	}()
-	pr.update(func() { c.logPath = logPath })
+	pr.update(func() {
+		c.logPath = logPath
+		c.image = img
+		c.env = spec.Env
+	})
 	return proc, runDone, nil
 }
 

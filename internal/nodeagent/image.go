@@ -26,6 +26,9 @@ type Image struct {
 	// Volumes are the image's VOLUME paths: each container gets its own
 	// empty directory there, as a container runtime's anonymous volume.
 	Volumes []string
+	// Tools are the image's other programs, by name, for `kubectl exec`
+	// (the broker image ships kairoctl). Other commands run from the node.
+	Tools map[string]string
 }
 
 // ImageMap maps an image repository ("kairolog/broker") to the image the
@@ -46,6 +49,7 @@ func DefaultImageMap(repoDir string) ImageMap {
 			Env:        []string{imagePath, "KAIRO_DATA_DIR=/var/lib/kairolog/data"},
 			WorkingDir: "/var/lib/kairolog",
 			Volumes:    []string{"/var/lib/kairolog"},
+			Tools:      map[string]string{"kairoctl": filepath.Join(repoDir, "bin", "kairoctl")},
 		},
 		"kairolog/operator": {
 			Binary: filepath.Join(repoDir, "bin", "manager"),
@@ -77,7 +81,7 @@ func (m ImageMap) Set(spec string) error {
 func (m ImageMap) Merge(overrides ImageMap) {
 	for repo, o := range overrides {
 		repo = ImageRepository(repo)
-		if base, ok := m[repo]; ok && o.Env == nil && o.WorkingDir == "" && o.Volumes == nil {
+		if base, ok := m[repo]; ok && o.Env == nil && o.WorkingDir == "" && o.Volumes == nil && o.Tools == nil {
 			base.Binary = o.Binary
 			m[repo] = base
 			continue

@@ -37,6 +37,7 @@ func (a *Agent) kubeletServer() (*http.Server, error) {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	api.AttachPodRoutes(api.PodHandlerConfig{
 		GetContainerLogs:      a.containerLogs,
+		RunInContainer:        a.containerExec,
 		PortForward:           a.portForward,
 		GetPods:               a.provider.GetPods,
 		GetPodsFromKubernetes: a.provider.GetPods,
