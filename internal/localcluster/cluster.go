@@ -66,6 +66,7 @@ type Cluster struct {
 	cancelInProcess context.CancelFunc
 	inProcess       sync.WaitGroup
 	stopOnce        sync.Once
+	closers         []io.Closer
 }
 
 // DefaultNodeName is the node's name unless Options.NodeName says otherwise.
@@ -194,7 +195,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		APIServer:      net.JoinHostPort(ip.String(), strconv.Itoa(c.layout.apiserver)),
 		Images:         images,
 		StateDir:       opts.StateDir,
-		Log:            fileLogger(filepath.Join(c.layout.logDir, "node.log")),
+		Log:            c.fileLogger("node.log"),
 		RestartBackoff: opts.RestartBackoff,
 	})
 	if err != nil {
@@ -248,7 +249,7 @@ func (c *Cluster) startProvisioner(ctx context.Context, creds credentials) error
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	p := &directoryProvisioner{client: client, root: root, log: fileLogger(filepath.Join(c.layout.logDir, "provisioner.log"))}
+	p := &directoryProvisioner{client: client, root: root, log: c.fileLogger("provisioner.log")}
 	c.inProcess.Add(1)
 	go func() {
 		defer c.inProcess.Done()
@@ -324,6 +325,9 @@ func (c *Cluster) Stop() {
 		for i := len(c.components) - 1; i >= 0; i-- {
 			c.components[i].stop()
 		}
+		for _, cl := range c.closers {
+			_ = cl.Close()
+		}
 		if c.slot != nil {
 			c.slot.release()
 		}
@@ -373,12 +377,13 @@ func minimalEnv() []string {
 	return env
 }
 
-// fileLogger appends structured lines to path (or discards them if the
-// file cannot be opened).
-func fileLogger(path string) *slog.Logger {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// fileLogger appends structured lines to a file of the log directory (or
+// discards them if the file cannot be opened); Stop closes it.
+func (c *Cluster) fileLogger(name string) *slog.Logger {
+	f, err := os.OpenFile(filepath.Join(c.layout.logDir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return slog.New(slog.DiscardHandler)
 	}
+	c.closers = append(c.closers, f)
 	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
