@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -53,7 +55,7 @@ func (m *Manager) handleFetch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, q.err)
 		return
 	}
-	p, err := m.partition(r.URL.Query().Get("topic"), partition)
+	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), partition, epoch)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -84,7 +86,7 @@ func (m *Manager) handleEpochEnd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, q.err)
 		return
 	}
-	p, err := m.partition(r.URL.Query().Get("topic"), partition)
+	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), partition, epoch)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -96,4 +98,35 @@ func (m *Manager) handleEpochEnd(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(epochEndResponse{Epoch: e, EndOffset: end})
+}
+
+// epochCatchUpWait bounds how long a follower's request waits for this
+// broker to learn the leader epoch it names.
+const epochCatchUpWait = time.Second
+
+// awaitEpoch returns the hosted partition once this broker has applied
+// leader epoch epoch (or a newer one) to it. Metadata reaches brokers a few
+// milliseconds apart, and a follower often learns of a new leadership
+// before its leader does: answering it UNKNOWN_LEADER_EPOCH or NOT_LEADER
+// at once would make it back off (fetchBackoff) and hold up the first
+// acks=all produce of every new leadership by that much. After
+// epochCatchUpWait, or when ctx ends, it returns what m.partition says, and
+// the request fails as before.
+func (m *Manager) awaitEpoch(ctx context.Context, topic string, partition, epoch int32) (*partition, error) {
+	t := time.NewTimer(epochCatchUpWait)
+	defer t.Stop()
+	for {
+		// Take the channel first, so a change applied between the check
+		// and the wait still wakes it.
+		m.reconciledMu.Lock()
+		ch := m.reconciled.wait()
+		m.reconciledMu.Unlock()
+		p, err := m.partition(topic, partition)
+		if err == nil && p.knowsEpoch(epoch) || errors.Is(err, ErrClosed) {
+			return p, err
+		}
+		if ok, werr := waitFor(ctx, ch, t); werr != nil || !ok {
+			return p, err
+		}
+	}
 }

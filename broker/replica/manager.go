@@ -88,6 +88,12 @@ type Manager struct {
 	// configs is the overrides each hosted partition's log was given last.
 	configs map[partitionKey]map[string]string
 	closed  bool
+
+	// reconciled is notified after every metadata change is applied; a
+	// follower's request that names a leader epoch this broker has not
+	// learnt yet waits on it (awaitEpoch). reconciledMu guards it.
+	reconciledMu sync.Mutex
+	reconciled   broadcast
 }
 
 type partitionKey struct {
@@ -241,6 +247,11 @@ func (m *Manager) followMetadata(updates <-chan struct{}) {
 // it, opens the partitions newly assigned here and deletes those no longer
 // assigned.
 func (m *Manager) reconcile() {
+	defer func() {
+		m.reconciledMu.Lock()
+		m.reconciled.notify()
+		m.reconciledMu.Unlock()
+	}()
 	states, caughtUp := m.cfg.Metadata.Partitions()
 	known := make(map[partitionKey]PartitionState, len(states))
 	for _, st := range states {

@@ -200,6 +200,14 @@ func (p *partition) leadership() (leader bool, epoch int32) {
 	return p.role == roleLeader, p.state.LeaderEpoch
 }
 
+// knowsEpoch reports whether the replica has applied leader epoch epoch or
+// a newer one.
+func (p *partition) knowsEpoch(epoch int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state.LeaderEpoch >= epoch
+}
+
 // HighWatermark returns the replica's high watermark.
 func (p *partition) HighWatermark() int64 {
 	p.mu.Lock()
