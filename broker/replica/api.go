@@ -40,12 +40,16 @@ type FetchResult struct {
 }
 
 // Fetch reads records from offset for a consumer, from the leader only and
-// only below the high watermark. If offset is the high watermark it waits up
-// to wait for the high watermark to move (a long poll woken by the commit,
-// not by polling). maxRecords ≤ 0 means no limit; at least one record is
-// returned if one is available, whatever maxBytes says (storage's rule).
-// An offset below the log start or above the high watermark is an
-// *OffsetOutOfRangeError carrying both.
+// only below the high watermark. If offset is at or above the high
+// watermark it waits up to wait for the high watermark to pass it (a long
+// poll woken by the commit, not by polling). maxRecords ≤ 0 means no limit;
+// at least one record is returned if one is available, whatever maxBytes
+// says (storage's rule). An offset below the log start or above the log end
+// offset is an *OffsetOutOfRangeError carrying the log start and the high
+// watermark. An offset between the high watermark and the log end is not
+// out of range (as in Kafka): a leader elected a moment ago may not have
+// learnt yet how far its predecessor had committed, and a consumer that
+// read up to there must wait, not be reset.
 func (m *Manager) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes, maxRecords int, wait time.Duration) (FetchResult, error) {
 	p, err := m.partition(topic, partition)
 	if err != nil {
@@ -61,12 +65,12 @@ func (p *partition) read(ctx context.Context, offset int64, maxBytes, maxRecords
 		p.mu.Unlock()
 		return FetchResult{}, err
 	}
-	epoch, hw, lso := p.state.LeaderEpoch, p.hw, p.log.LogStartOffset()
+	epoch, hw, lso, leo := p.state.LeaderEpoch, p.hw, p.log.LogStartOffset(), p.log.LogEndOffset()
 	p.mu.Unlock()
-	if offset < lso || offset > hw {
-		return FetchResult{}, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: lso, HighWatermark: hw, LogEndOffset: p.log.LogEndOffset()}
+	if offset < lso || offset > max(hw, leo) {
+		return FetchResult{}, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: lso, HighWatermark: hw, LogEndOffset: leo}
 	}
-	if offset == hw && wait > 0 {
+	if offset >= hw && wait > 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
 		var err error
