@@ -52,12 +52,16 @@ type podView struct {
 // condition transition times so they only move when a condition changes.
 func podStatus(v podView, prev *corev1.PodStatus, now metav1.Time) corev1.PodStatus {
 	st := corev1.PodStatus{
-		Phase:     podPhase(v),
-		HostIP:    v.hostIP,
-		StartTime: &v.startTime,
-		QOSClass:  v.pod.Status.QOSClass,
-		Reason:    v.reason,
-		Message:   v.msg,
+		ObservedGeneration: v.pod.Generation,
+		Phase:              podPhase(v),
+		HostIP:             v.hostIP,
+		StartTime:          &v.startTime,
+		QOSClass:           v.pod.Status.QOSClass,
+		Reason:             v.reason,
+		Message:            v.msg,
+		// Fields other components own.
+		NominatedNodeName:     v.pod.Status.NominatedNodeName,
+		ResourceClaimStatuses: v.pod.Status.ResourceClaimStatuses,
 	}
 	if v.hostIP != "" {
 		st.HostIPs = []corev1.HostIP{{IP: v.hostIP}}
@@ -77,7 +81,8 @@ func podStatus(v podView, prev *corev1.PodStatus, now metav1.Time) corev1.PodSta
 
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
 	cond := func(t corev1.PodConditionType, ok bool, reason string) corev1.PodCondition {
-		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, LastTransitionTime: now}
+		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, LastTransitionTime: now,
+			ObservedGeneration: v.pod.Generation}
 		if ok {
 			c.Status = corev1.ConditionTrue
 			c.Reason = ""
