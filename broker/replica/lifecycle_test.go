@@ -233,3 +233,37 @@ func TestRestartReopensAndUnassignedPartitionsAreDeleted(t *testing.T) {
 		t.Errorf("leadership events %v, want %v", events, want)
 	}
 }
+
+// A follower that learns of a leadership before its new leader does is
+// answered once the leader learns it, instead of being refused with
+// UNKNOWN_LEADER_EPOCH or NOT_LEADER and sent into a backoff.
+func TestLeaderAnswersAFollowerAheadOfItsMetadata(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", nil)
+	waitLeader(t, bs[0], "orders")
+	for i, step := range []struct {
+		path      string
+		newLeader int32
+		asker     string
+	}{{pathFetch, 1, "2"}, {pathEpochEnd, 2, "1"}} {
+		epoch := c.state("orders", 0).LeaderEpoch + 1
+		q := url.Values{"topic": {"orders"}, "partition": {"0"}, "replica_id": {step.asker},
+			"leader_epoch": {fmt.Sprint(epoch)}, "fetch_offset": {"0"}, "max_bytes": {"1024"}, "wait_ms": {"0"}, "epoch": {"1"}}
+		type reply struct {
+			status int
+			code   string
+		}
+		got := make(chan reply, 1)
+		go func() {
+			status, body := internalGet(t, bs[step.newLeader], step.path, q)
+			got <- reply{status, body.Code}
+		}()
+		time.Sleep(50 * time.Millisecond) // the request is waiting on the leader
+		c.update("orders", 0, func(s *PartitionState) { s.Leader = step.newLeader })
+		if r := <-got; r.status != http.StatusOK {
+			t.Errorf("step %d: %s naming epoch %d, which broker %d learns next: %d %q, want 200",
+				i, step.path, epoch, step.newLeader, r.status, r.code)
+		}
+	}
+}
