@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/client"
@@ -90,6 +92,14 @@ func (c *consumer) run(ctx context.Context) error {
 			continue
 		case client.IsCode(err, client.CodeUnknownMemberID):
 			c.memberID = ""
+			continue
+		case retriable(err):
+			// A leader or the group's coordinator is moving (a broker
+			// stopped): join again once it has.
+			fmt.Fprintf(c.log, "retrying: %v\n", err)
+			if !sleepCtx(ctx, retryDelay(err)) {
+				return nil
+			}
 			continue
 		case err != nil:
 			return err
@@ -233,6 +243,7 @@ func (c *consumer) poll(ctx context.Context) error {
 		<-done
 	}
 	var commits []client.OffsetCommit
+	var retry error
 	for _, r := range results {
 		if r.err != nil {
 			var apiErr *client.Error
@@ -242,6 +253,12 @@ func (c *consumer) poll(ctx context.Context) error {
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if retriable(r.err) {
+				// The partition's leader is moving: fetch it again
+				// next round, after a pause.
+				retry = r.err
+				continue
 			}
 			return r.err
 		}
@@ -262,10 +279,43 @@ func (c *consumer) poll(ctx context.Context) error {
 			commits = append(commits, client.OffsetCommit{Topic: r.tp.topic, Partition: r.tp.partition, Offset: next})
 		}
 	}
+	if retry != nil {
+		sleepCtx(ctx, retryDelay(retry))
+	}
 	if len(commits) == 0 {
 		return nil
 	}
 	return c.c.CommitOffsets(ctx, c.group, client.CommitOffsetsRequest{MemberID: c.memberID, Generation: c.generation, Offsets: commits})
+}
+
+// retriable reports a 503 answer or a broker that could not be reached:
+// a leadership or coordinator move that a retry outlasts.
+func retriable(err error) bool {
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		return apiErr.Retriable()
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// retryDelay is the broker's retry_after_ms hint, or 200 ms.
+func retryDelay(err error) time.Duration {
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && apiErr.RetryAfterMs > 0 {
+		return time.Duration(apiErr.RetryAfterMs) * time.Millisecond
+	}
+	return 200 * time.Millisecond
+}
+
+// sleepCtx sleeps for d unless ctx ends first; it reports whether it slept.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 func (c *consumer) resetPosition(e *client.Error) int64 {
