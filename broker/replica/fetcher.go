@@ -67,9 +67,16 @@ func (m *Manager) runFetcher(ctx context.Context, p *partition, leader, epoch in
 		if errors.Is(err, errStaleFetcher) || ctx.Err() != nil {
 			return false
 		}
-		// Log a failure once, not on every retry.
+		// Log a failure once, not on every retry. A leader that has moved
+		// on (this broker's metadata is a moment behind) is expected
+		// around every election: the next image restarts the fetcher.
 		if s := err.Error(); s != lastErr {
-			log.Warn(msg, "error", err)
+			var nl *NotLeaderError
+			if errors.As(err, &nl) || errors.Is(err, ErrFencedLeaderEpoch) {
+				log.Info(msg, "error", err)
+			} else {
+				log.Warn(msg, "error", err)
+			}
 			lastErr = s
 		}
 		select {
