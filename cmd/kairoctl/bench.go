@@ -28,6 +28,8 @@ type benchOptions struct {
 	mode         string
 	matrix       bool
 	baseline     bool
+	direct       bool
+	config       []string
 }
 
 func benchCmd(g *globals) *cobra.Command {
@@ -67,6 +69,8 @@ ceiling of what HTTP on this machine allows.`,
 	f.StringVar(&o.mode, "mode", "both", "produce, consume or both")
 	f.BoolVar(&o.matrix, "matrix", false, "run single/batched × keyed/keyless × acks 1/all")
 	f.BoolVar(&o.baseline, "baseline", false, "also measure a do-nothing Go HTTP handler with the same requests")
+	f.BoolVar(&o.direct, "direct", false, "send each record to its partition's leader (as Kafka clients do) instead of letting --broker proxy it")
+	f.StringArrayVar(&o.config, "config", nil, "topic config of a created topic, key=value (repeatable), e.g. min.insync.replicas=2")
 	cmd.AddCommand(serveNoopCmd())
 	return cmd
 }
@@ -168,7 +172,15 @@ func runBench(ctx context.Context, c *client.Client, o benchOptions, out, progre
 func ensureBenchTopic(ctx context.Context, c *client.Client, o benchOptions) error {
 	_, err := c.DescribeTopic(ctx, o.topic)
 	if client.IsCode(err, client.CodeUnknownTopic) {
-		_, err = c.CreateTopic(ctx, client.CreateTopicRequest{Name: o.topic, Partitions: o.partitions, ReplicationFactor: o.rf})
+		cfg := map[string]string{}
+		for _, kv := range o.config {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return fmt.Errorf("--config %q: want key=value", kv)
+			}
+			cfg[k] = v
+		}
+		_, err = c.CreateTopic(ctx, client.CreateTopicRequest{Name: o.topic, Partitions: o.partitions, ReplicationFactor: o.rf, Config: cfg})
 		if client.IsCode(err, client.CodeTopicAlreadyExists) {
 			err = nil
 		}

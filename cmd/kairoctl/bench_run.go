@@ -75,6 +75,18 @@ func scenarioName(o benchOptions) string {
 // o.concurrency workers.
 func benchProduce(ctx context.Context, c *client.Client, o benchOptions, progress io.Writer) (benchResult, error) {
 	name := scenarioName(o)
+	send := func(ctx context.Context, req client.ProduceRequest) error {
+		_, err := c.Produce(ctx, req)
+		return err
+	}
+	if o.direct {
+		r, err := newLeaderRouter(ctx, c, o.topic, o.concurrency)
+		if err != nil {
+			return benchResult{}, err
+		}
+		send = r.produce
+		name += " direct"
+	}
 	value := strings.Repeat("x", o.recordSize)
 	requests := (o.records + o.batch - 1) / o.batch
 	var next, done atomic.Int64
@@ -96,7 +108,7 @@ func benchProduce(ctx context.Context, c *client.Client, o benchOptions, progres
 				}
 				req := produceRequest(o, i, value)
 				t0 := time.Now()
-				_, err := c.Produce(ctx, req)
+				err := send(ctx, req)
 				lats[w] = append(lats[w], time.Since(t0))
 				if err != nil {
 					errOnce.Do(func() { firstErr = err })
