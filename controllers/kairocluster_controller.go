@@ -177,9 +177,9 @@ func (r *KairoClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request
 }
 
 // nextPass is when to look at the cluster again without any event: soon
-// while the operator waits on its brokers, with a growing delay (up to the
-// resync interval) while they cannot be reached, else at the resync
-// interval.
+// while the operator waits on its brokers or some are down, with a growing
+// delay (up to the resync interval) while they cannot be reached, else at
+// the resync interval.
 func (r *KairoClusterReconciler) nextPass(st *reconcileState) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -192,10 +192,28 @@ func (r *KairoClusterReconciler) nextPass(st *reconcileState) time.Duration {
 		return min(r.progressInterval()<<min(n, 10), r.resyncInterval())
 	}
 	delete(r.failures, st.key)
-	if len(st.progressing) > 0 {
+	if len(st.progressing) > 0 || st.unhealthy() {
 		return r.progressInterval()
 	}
 	return r.resyncInterval()
+}
+
+// unhealthy reports brokers down or partitions short of replicas: the
+// status then follows the brokers closely until they recover, instead of
+// once per resync interval.
+func (st *reconcileState) unhealthy() bool {
+	if st.sts == nil {
+		return false
+	}
+	if st.readyPods() < st.replicas() {
+		return true
+	}
+	for _, f := range st.degraded {
+		if f.reason == ReasonUnderReplicated || f.reason == ReasonBrokerWithoutPod {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *KairoClusterReconciler) resyncInterval() time.Duration {

@@ -168,7 +168,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 				g.Expect(kc.Status.Brokers[i].Leaders).To(BeEquivalentTo(b.Leaders))
 				g.Expect(kc.Status.Brokers[i].Partitions).To(BeEquivalentTo(b.Partitions))
 			}
-		}).WithTimeout(60 * time.Second).WithPolling(kcResync).Should(Succeed())
+		}).WithTimeout(max(60*time.Second, 4*kcResync)).WithPolling(kcResync).Should(Succeed())
 		kc := getCluster(key)
 		Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		passes, mark, calls := kcPasses.of(key), managerCalls.mark(), len(kcBrokerCalls.to(brokers.ServiceURL()))
@@ -347,6 +347,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			sts := &appsv1.StatefulSet{}
 			g.Expect(k8sClient.Get(ctx, key, sts)).To(Succeed())
 			g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3))
+			g.Expect(sts.Annotations).NotTo(HaveKey(OperatorDrainsAnnotation), "the operator still remembers a drain")
 			list, err := svc.Brokers(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(list).To(HaveLen(3), "broker 3 was not removed from the cluster")
@@ -438,6 +439,7 @@ var _ = Describe("KairoCluster controller without brokers", Ordered, func() {
 		}
 		Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
 		kc := newCluster("taken", nil)
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, kc))).To(Succeed()) })
 		key := client.ObjectKeyFromObject(kc)
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)

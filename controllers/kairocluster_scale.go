@@ -21,7 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -152,6 +155,11 @@ func (r *KairoClusterReconciler) scaleDown(ctx context.Context, st *reconcileSta
 			draining = append(draining, id)
 			continue
 		}
+		// Record the drain as the operator's before starting it, so that
+		// only the operator's own drains are ever cancelled.
+		if err := r.setOperatorDrains(ctx, st, append(operatorDrains(st.sts), id)); err != nil {
+			return false, err
+		}
 		resp, err := st.brokers.Drain(ctx, id)
 		if brokerclient.IsCode(err, brokerclient.CodeReassignmentInfeasible) {
 			// Brokers this scale down already drained stay drained until
@@ -188,22 +196,69 @@ func (r *KairoClusterReconciler) scaleDown(ctx context.Context, st *reconcileSta
 	return true, nil
 }
 
-// cancelDrains makes brokers below keep that are draining or drained take
-// replicas again: a scale down was refused or the spec asks for them back.
+// cancelDrains makes the brokers below keep that the operator drained for a
+// scale down take replicas again, because spec.replicas asks for them back.
+// A drain someone else started (kairoctl cluster drain) is left alone. The
+// operator forgets its drains once cancelled or once the broker is removed.
 func (r *KairoClusterReconciler) cancelDrains(ctx context.Context, st *reconcileState, keep int32) error {
-	for _, b := range st.meta.Brokers {
-		if b.ID >= keep || (b.State != brokerclient.BrokerDraining && b.State != brokerclient.BrokerDrained) {
+	mine := operatorDrains(st.sts)
+	var still []int32
+	for _, id := range mine {
+		b := st.broker(id)
+		switch {
+		case b == nil:
+			continue // removed
+		case id >= keep:
+			still = append(still, id)
+			continue
+		case b.State != brokerclient.BrokerDraining && b.State != brokerclient.BrokerDrained:
 			continue
 		}
-		if _, err := st.brokers.CancelDrain(ctx, b.ID); err != nil {
-			st.progress(ReasonDrainCancelled, fmt.Sprintf("Cancelling the drain of broker %d failed, retrying: %v", b.ID, err))
+		if _, err := st.brokers.CancelDrain(ctx, id); err != nil {
+			st.progress(ReasonDrainCancelled, fmt.Sprintf("Cancelling the drain of broker %d failed, retrying: %v", id, err))
+			still = append(still, id)
 			continue
 		}
-		st.log.Info("Cancelled a drain", "broker", b.ID)
+		st.log.Info("Cancelled a drain", "broker", id)
 		r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonDrainCancelled, "CancelDrain",
-			"Broker %d takes replicas again", b.ID)
+			"Broker %d takes replicas again", id)
 	}
-	return nil
+	return r.setOperatorDrains(ctx, st, still)
+}
+
+// OperatorDrainsAnnotation on the StatefulSet lists the brokers the
+// operator drained for a scale down.
+const OperatorDrainsAnnotation = "kairolog.io/drained-brokers"
+
+// operatorDrains are the brokers the StatefulSet's annotation lists.
+func operatorDrains(sts *appsv1.StatefulSet) []int32 {
+	var ids []int32
+	for _, f := range strings.Split(sts.Annotations[OperatorDrainsAnnotation], ",") {
+		if id, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32); err == nil {
+			ids = append(ids, int32(id))
+		}
+	}
+	return ids
+}
+
+// setOperatorDrains writes the list when it changed.
+func (r *KairoClusterReconciler) setOperatorDrains(ctx context.Context, st *reconcileState, ids []int32) error {
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if slices.Equal(ids, operatorDrains(st.sts)) {
+		return nil
+	}
+	patch := client.MergeFrom(st.sts.DeepCopy())
+	if len(ids) == 0 {
+		delete(st.sts.Annotations, OperatorDrainsAnnotation)
+	} else {
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = strconv.Itoa(int(id))
+		}
+		st.sts.Annotations = mergeStrings(st.sts.Annotations, map[string]string{OperatorDrainsAnnotation: strings.Join(parts, ",")})
+	}
+	return r.Patch(ctx, st.sts, patch)
 }
 
 // removeDeparted removes from the cluster metadata the brokers beyond the
