@@ -80,7 +80,14 @@ type proc struct {
 	cmd   *exec.Cmd
 	done  chan struct{}
 	ready bool
+	fails int // consecutive failed probes of the running process
 }
+
+// readyFailureThreshold is how many probes in a row (200 ms apart) must fail
+// before a running broker counts as not ready, as a kubelet's readiness
+// probe does; one slow answer on a loaded machine is not an outage. A broker
+// whose process exits is not ready at once.
+const readyFailureThreshold = 3
 
 // NewCluster allocates addresses and directories for opts.Brokers brokers
 // without starting any.
@@ -285,7 +292,7 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 		}
 		close(done)
 	}()
-	p.cmd, p.done, p.ready = cmd, done, false
+	p.cmd, p.done, p.ready, p.fails = cmd, done, false, 0
 	return nil
 }
 
@@ -386,7 +393,8 @@ func (c *Cluster) signal(i int, sig syscall.Signal, grace time.Duration) error {
 	return nil
 }
 
-// Ready reports broker i's /ready as last probed (every 200 ms).
+// Ready reports broker i's /ready as probed every 200 ms: true after one
+// success, false once the process exits or after three failures in a row.
 func (c *Cluster) Ready(i int) bool {
 	p := c.broker(i)
 	p.mu.Lock()
@@ -461,7 +469,17 @@ func (c *Cluster) probeOne(ctx context.Context, p *proc) bool {
 	}
 	p.mu.Lock()
 	if p.cmd == cmd { // not restarted meanwhile
-		p.ready = ready && p.running()
+		switch {
+		case !p.running():
+			p.ready, p.fails = false, 0
+		case ready:
+			p.ready, p.fails = true, 0
+		default:
+			p.fails++
+			if p.fails >= readyFailureThreshold {
+				p.ready = false
+			}
+		}
 	}
 	p.mu.Unlock()
 	return ready
