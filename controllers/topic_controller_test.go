@@ -251,12 +251,35 @@ var _ = Describe("Topic controller", Ordered, func() {
 		Expect(t.Status.TopicID).To(BeEmpty())
 		expectEvent(topicNamespace, name, reasonIncompatible)
 
+		By("asking the brokers once per resync, without retrying the create, while it stays incompatible")
+		host := brokers[0].host
+		creates, describes := brokerCalls.path(host, "/topics"), brokerCalls.path(host, "/topics/"+name)
+		window := 2*testResync + testResync/2
+		time.Sleep(window)
+		Expect(brokerCalls.path(host, "/topics") - creates).To(BeZero())
+		Expect(brokerCalls.path(host, "/topics/"+name) - describes).To(BeNumerically("<=", int64(window/testResync)+1))
+
 		Expect(k8sClient.Delete(ctx, t)).To(Succeed())
 		expectGone(t)
 		desc, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred(), "a topic the resource never adopted stays")
 		Expect(desc.TopicID).To(Equal(created.TopicID))
 		Expect(desc.PartitionCount).To(Equal(int32(4)))
+
+		By("creating its own topic once the incompatible one is deleted")
+		again := createTopic(uniqueName("bigger"), clusterName, func(t *kairov1alpha1.Topic) {
+			t.Spec.TopicName = name
+			t.Spec.Partitions = 2
+		})
+		eventuallyTopic(again.Name, func(g Gomega, t *kairov1alpha1.Topic) {
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonIncompatible))
+		})
+		Expect(bc.DeleteTopic(ctx, name)).To(Succeed())
+		a := eventuallyTopic(again.Name, func(g Gomega, t *kairov1alpha1.Topic) {
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonCreated))
+		})
+		Expect(a.Status.TopicID).NotTo(Equal(created.TopicID))
+		Expect(a.Status.Partitions).To(Equal(int32(2)))
 	})
 
 	It("deletes the topic on the brokers with deletionPolicy Delete", func() {

@@ -161,9 +161,11 @@ func endWith(res ctrl.Result, err error) *passEnd { return &passEnd{res: res, er
 func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 	desc *brokerclient.TopicDescription, action string, stop *passEnd) {
 	t := p.topic
-	if p.status.TopicID == "" {
-		// Most Topics name a topic that does not exist yet: create first and
-		// describe after, one call fewer than asking first.
+	// Most new Topics name a topic that does not exist yet: create first and
+	// describe after, one call fewer than asking first. A Topic that found
+	// an incompatible topic last time asks first, so that it does not send
+	// a doomed create every resync.
+	if p.status.TopicID == "" && !p.refusedAdoption() {
 		_, cerr := bc.CreateTopic(ctx, p.createRequest())
 		switch {
 		case cerr == nil:
@@ -175,6 +177,17 @@ func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 		}
 	}
 	desc, derr := bc.DescribeTopic(ctx, p.name)
+	if brokerclient.IsCode(derr, brokerclient.CodeUnknownTopic) && p.status.TopicID == "" && action == "" {
+		// The incompatible topic is gone: create the spec's own.
+		_, cerr := bc.CreateTopic(ctx, p.createRequest())
+		switch {
+		case cerr == nil:
+			action = reasonCreated
+		case !brokerclient.IsCode(cerr, brokerclient.CodeTopicAlreadyExists):
+			return nil, "", endWith(p.failed(classify(p.cluster, "Create topic "+p.name, cerr)))
+		}
+		desc, derr = bc.DescribeTopic(ctx, p.name)
+	}
 	if brokerclient.IsCode(derr, brokerclient.CodeUnknownTopic) && p.status.TopicID != "" {
 		if !t.Spec.RecreateIfDeleted {
 			return nil, "", endWith(p.deletedOutOfBand())
@@ -201,6 +214,12 @@ func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 			"Created topic %q with %d partitions and %d replicas (id %s)", p.name, desc.PartitionCount, desc.ReplicationFactor, desc.TopicID)
 	}
 	return desc, action, nil
+}
+
+// refusedAdoption reports whether the last pass found an incompatible topic.
+func (p *topicPass) refusedAdoption() bool {
+	c := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady)
+	return c != nil && c.Reason == reasonIncompatible
 }
 
 func (p *topicPass) createRequest() brokerclient.CreateTopicRequest {
