@@ -59,18 +59,37 @@ func (b *Broker) awaitLocalLeaders(ctx context.Context, t *metadata.Topic) {
 // milliseconds apart.
 const metadataCatchUpWait = 2 * time.Second
 
-// awaitImage waits, for a forwarded request only, until cond holds for this
-// broker's metadata image or metadataCatchUpWait passes, and returns the
-// image it saw last. A request that was not forwarded gets the current
-// image at once: its client saw nothing newer.
-func (b *Broker) awaitImage(ctx context.Context, cond func(*metadata.Image) bool) *metadata.Image {
+// awaitLeadership waits, for a forwarded request whose forwarding broker saw
+// this broker lead topic-p, until this broker's image shows that too or
+// metadataCatchUpWait passes, and returns the image it saw last. It waits
+// only while this broker's image is behind the forwarding broker's: the
+// topic or partition is missing, or the partition's leader epoch is older
+// than the one the forwarder sent (client.LeaderEpochHeader). When this
+// broker's image is the newer one, the request is answered at once (its
+// client retries with the leader it names).
+func (b *Broker) awaitLeadership(ctx context.Context, topic string, p int32) *metadata.Image {
 	img := b.image()
-	if !IsForwarded(ctx) || cond(img) {
+	if !IsForwarded(ctx) {
+		return img
+	}
+	behind := func(img *metadata.Image) bool {
+		t := img.Topic(topic)
+		if t == nil || p < 0 || int(p) >= len(t.Partitions) {
+			return true
+		}
+		part := t.Partitions[p]
+		if int32(part.Leader) == b.id {
+			return false
+		}
+		epoch, ok := forwarderEpoch(ctx)
+		return ok && int32(part.LeaderEpoch) < epoch
+	}
+	if !behind(img) {
 		return img
 	}
 	ctx, cancel := context.WithTimeout(ctx, metadataCatchUpWait)
 	defer cancel()
-	for !cond(img) {
+	for behind(img) {
 		select {
 		case <-ctx.Done():
 			return img
@@ -79,13 +98,4 @@ func (b *Broker) awaitImage(ctx context.Context, cond func(*metadata.Image) bool
 		img = b.image()
 	}
 	return img
-}
-
-// ledHere is an awaitImage condition: topic has partition p and this broker
-// leads it.
-func (b *Broker) ledHere(topic string, p int32) func(*metadata.Image) bool {
-	return func(img *metadata.Image) bool {
-		t := img.Topic(topic)
-		return t != nil && p >= 0 && int(p) < len(t.Partitions) && int32(t.Partitions[p].Leader) == b.id
-	}
 }

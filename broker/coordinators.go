@@ -53,6 +53,13 @@ func newCoordinators(b *Broker) *coordinators {
 	return &coordinators{b: b, log: b.log.With("component", "group-coordinators"), slots: map[int32]*coordSlot{}}
 }
 
+// leadsOffsetsPartition reports whether the image names this broker the
+// leader of partition of __consumer_offsets.
+func (b *Broker) leadsOffsetsPartition(partition int32) bool {
+	t := b.image().Topic(offsetsTopic)
+	return t != nil && int(partition) < len(t.Partitions) && int32(t.Partitions[partition].Leader) == b.id
+}
+
 // onLeadershipChange is replica.Config.OnLeadershipChange.
 func (cs *coordinators) onLeadershipChange(topic string, partition int32, leader bool, epoch int32) {
 	if topic != offsetsTopic {
@@ -176,14 +183,29 @@ func (cs *coordinators) replay(ctx context.Context, partition int32, j *offsetsJ
 // get returns the ready coordinator of partition, waiting for a load in
 // progress.
 func (cs *coordinators) get(ctx context.Context, partition int32) (*group.Coordinator, error) {
-	cs.mu.Lock()
-	slot := cs.slots[partition]
-	cs.mu.Unlock()
-	if slot == nil {
-		return nil, coordinatorNotAvailable("this broker does not coordinate partition %d of %s", partition, offsetsTopic)
-	}
 	t := time.NewTimer(coordinatorLoadWait)
 	defer t.Stop()
+	// The image may name this broker the partition's leader a moment before
+	// the replica manager has made it one and opened the slot.
+	var slot *coordSlot
+	for {
+		cs.mu.Lock()
+		slot = cs.slots[partition]
+		cs.mu.Unlock()
+		if slot != nil {
+			break
+		}
+		if !cs.b.leadsOffsetsPartition(partition) {
+			return nil, coordinatorNotAvailable("this broker does not coordinate partition %d of %s", partition, offsetsTopic)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+			return nil, coordinatorNotAvailable("the coordinator of partition %d is not open yet", partition)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	select {
 	case <-slot.ready:
 		return slot.coord, nil
@@ -209,7 +231,9 @@ func (cs *coordinators) loaded() []*group.Coordinator {
 	return out
 }
 
-// loading reports how many coordinators are still replaying.
+// loading reports how many coordinators this broker should run are not
+// serving yet: still replaying, or not even opened although the image
+// already names this broker the partition's leader.
 func (cs *coordinators) loading() int {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -219,6 +243,13 @@ func (cs *coordinators) loading() int {
 		case <-s.ready:
 		default:
 			n++
+		}
+	}
+	if t := cs.b.image().Topic(offsetsTopic); t != nil {
+		for _, p := range t.Partitions {
+			if int32(p.Leader) == cs.b.id && cs.slots[int32(p.ID)] == nil {
+				n++
+			}
 		}
 	}
 	return n

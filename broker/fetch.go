@@ -20,7 +20,7 @@ const (
 // from this broker if it leads the partition and otherwise proxied to the
 // leader.
 func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error) {
-	t := b.awaitImage(ctx, b.ledHere(args.Topic, args.Partition)).Topic(args.Topic)
+	t := b.awaitLeadership(ctx, args.Topic, args.Partition).Topic(args.Topic)
 	if t == nil {
 		return nil, errUnknownTopic(args.Topic)
 	}
@@ -39,7 +39,7 @@ func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error
 		if IsForwarded(ctx) {
 			return nil, leaderNotAvailable("broker %d leads %s-%d; this request was already forwarded", leader, args.Topic, args.Partition)
 		}
-		return b.proxyFetch(ctx, args, leader)
+		return b.proxyFetch(ctx, args, leader, int32(t.Partitions[args.Partition].LeaderEpoch))
 	}
 	res, err := b.localFetch(ctx, args)
 	if err != nil && b.lagging(err, args.Topic, args.Partition) && b.awaitLeader(ctx, args.Topic, args.Partition) {
@@ -48,7 +48,7 @@ func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error
 	var nl *replica.NotLeaderError
 	if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
 		// Leadership moved before this broker's image showed it.
-		return b.proxyFetch(ctx, args, nl.Leader)
+		return b.proxyFetch(ctx, args, nl.Leader, nl.Epoch)
 	}
 	return res, apiError(err)
 }
@@ -74,11 +74,12 @@ func (b *Broker) localFetch(ctx context.Context, args FetchArgs) (*FetchResult, 
 	return out, nil
 }
 
-func (b *Broker) proxyFetch(ctx context.Context, args FetchArgs, leader int32) (*FetchResult, error) {
+func (b *Broker) proxyFetch(ctx context.Context, args FetchArgs, leader, epoch int32) (*FetchResult, error) {
 	pc, err := b.peer(leader)
 	if err != nil {
 		return nil, err
 	}
+	pc = pc.WithLeaderEpoch(epoch)
 	resp, err := pc.Fetch(ctx, client.FetchRequest{Topic: args.Topic, Partition: args.Partition, Offset: args.Offset,
 		MaxRecords: args.MaxRecords, MaxBytes: args.MaxBytes, WaitMs: int(args.Wait.Milliseconds()), Encoding: client.EncodingBase64})
 	if err != nil {

@@ -23,6 +23,13 @@ func (b *Broker) onCoordinator(ctx context.Context, groupID string, local func(*
 		return client.Errorf(client.CodeMissingField, "group is required")
 	}
 	deadline := time.Now().Add(coordinatorLookupWait)
+	if IsForwarded(ctx) {
+		// The forwarding broker saw this one coordinate the group: give
+		// this broker's image the moment it needs to show the same.
+		if t := b.image().Topic(offsetsTopic); t != nil && len(t.Partitions) > 0 {
+			b.awaitLeadership(ctx, offsetsTopic, groupPartition(groupID, int32(len(t.Partitions))))
+		}
+	}
 	for {
 		partition, leader, err := b.coordinatorOf(groupID)
 		switch {
@@ -36,6 +43,9 @@ func (b *Broker) onCoordinator(ctx context.Context, groupID string, local func(*
 			pc, err := b.peer(leader)
 			if err != nil {
 				return err
+			}
+			if t := b.image().Topic(offsetsTopic); t != nil && int(partition) < len(t.Partitions) {
+				pc = pc.WithLeaderEpoch(int32(t.Partitions[partition].LeaderEpoch))
 			}
 			return peerError(remote(pc), client.CodeCoordinatorNotAvailable, leader)
 		case err == nil && leader >= 0:

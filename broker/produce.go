@@ -26,8 +26,7 @@ func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, err
 	// A forwarded request names a partition the forwarding broker saw this
 	// one lead; wait for this broker's image to catch up with that.
 	if len(args.Records) > 0 && IsForwarded(ctx) && args.Records[0].Partition != AnyPartition {
-		p := args.Records[0].Partition
-		b.awaitImage(ctx, b.ledHere(args.Topic, p))
+		b.awaitLeadership(ctx, args.Topic, args.Records[0].Partition)
 	}
 	t, err := b.writableTopic(args.Topic)
 	if client.IsCode(err, client.CodeUnknownTopic) && b.settings.AutoCreateTopics {
@@ -144,7 +143,7 @@ func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args Produ
 		}
 		var nl *replica.NotLeaderError
 		if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
-			return b.proxyProduce(ctx, args, p, nl.Leader, idx, positions)
+			return b.proxyProduce(ctx, args, p, nl.Leader, nl.Epoch, idx, positions)
 		}
 		if err != nil {
 			return apiError(err)
@@ -157,16 +156,17 @@ func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args Produ
 	if IsForwarded(ctx) {
 		return leaderNotAvailable("broker %d leads %s-%d; this request was already forwarded", leader, args.Topic, p)
 	}
-	return b.proxyProduce(ctx, args, p, leader, idx, positions)
+	return b.proxyProduce(ctx, args, p, leader, int32(t.Partitions[p].LeaderEpoch), idx, positions)
 }
 
 // proxyProduce sends one partition's records to its leader, base64-encoded
 // so that any bytes survive JSON.
-func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader int32, idx []int, positions []Position) error {
+func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader, epoch int32, idx []int, positions []Position) error {
 	pc, err := b.peer(leader)
 	if err != nil {
 		return err
 	}
+	pc = pc.WithLeaderEpoch(epoch)
 	req := client.ProduceRequest{Topic: args.Topic, Acks: client.AcksLeader, Encoding: client.EncodingBase64,
 		TimeoutMs: args.Timeout.Milliseconds(), Records: make([]client.ProduceRecord, len(idx))}
 	if args.Acks == AcksAll {

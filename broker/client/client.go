@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,6 +24,12 @@ import (
 // never proxies such a request again, so a stale view of leadership cannot
 // make requests loop.
 const ForwardedHeader = "X-Kairo-Forwarded"
+
+// LeaderEpochHeader carries, on a forwarded request, the leader epoch of
+// the partition it is about (for group requests, the group's
+// __consumer_offsets partition) as the forwarding broker saw it, so the
+// receiving broker can tell whether its own metadata is behind.
+const LeaderEpochHeader = "X-Kairo-Leader-Epoch"
 
 // DefaultTimeout bounds a request that does not long-poll.
 const DefaultTimeout = 30 * time.Second
@@ -34,6 +41,16 @@ type Client struct {
 	timeout   time.Duration
 	forwarded bool
 	userAgent string
+	// leaderEpoch, if set, is sent as LeaderEpochHeader.
+	leaderEpoch *int32
+}
+
+// WithLeaderEpoch returns a copy of c whose requests carry
+// LeaderEpochHeader with epoch (brokers forwarding a request use it).
+func (c *Client) WithLeaderEpoch(epoch int32) *Client {
+	cp := *c
+	cp.leaderEpoch = &epoch
+	return &cp
 }
 
 // Option configures a Client.
@@ -130,6 +147,9 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	req.Header.Set("User-Agent", c.userAgent)
 	if c.forwarded {
 		req.Header.Set(ForwardedHeader, "1")
+	}
+	if c.leaderEpoch != nil {
+		req.Header.Set(LeaderEpochHeader, strconv.Itoa(int(*c.leaderEpoch)))
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

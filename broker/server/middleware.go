@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/kairolog/kairolog/broker"
@@ -81,7 +82,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
 	}
 	if r.Header.Get(client.ForwardedHeader) != "" {
-		r = r.WithContext(broker.WithForwarded(r.Context()))
+		ctx := broker.WithForwarded(r.Context())
+		if e, err := strconv.ParseInt(r.Header.Get(client.LeaderEpochHeader), 10, 32); err == nil {
+			ctx = broker.WithForwarderEpoch(ctx, int32(e))
+		}
+		r = r.WithContext(ctx)
 	}
 	if pattern == "" {
 		s.unrouted(rec, r, h)
