@@ -147,12 +147,23 @@ func (d *devCluster) run(ctx context.Context, out io.Writer) error {
 		fmt.Fprintf(out, "broker %d: http://%s:%d (raft %s:%d), pid %d\n", i, h, hp, h, rp, c.Process.Pid)
 	}
 	fmt.Fprintf(out, "Use: kairoctl --broker http://%s cluster brokers   (Ctrl-C stops every broker)\n", bootstrap[0])
-	select {
-	case <-ctx.Done():
-	case i := <-exited:
-		fmt.Fprintf(out, "broker %d exited; stopping the others\n", i)
+	// A broker that exits (killed to watch a failover, say) leaves the
+	// others running: the cluster is meant to survive it. Its command line
+	// is printed so it can be started again by hand.
+	for running := len(procs); running > 0; {
+		select {
+		case <-ctx.Done():
+			stopAll(procs)
+			logs.Wait()
+			return nil
+		case i := <-exited:
+			running--
+			c := procs[i].cmd
+			fmt.Fprintf(out, "broker %d exited (%v); the others keep running. Start it again with:\n  %s\n",
+				i, c.ProcessState, strings.Join(c.Args, " "))
+		}
 	}
-	stopAll(procs)
+	fmt.Fprintln(out, "every broker has exited")
 	logs.Wait()
 	return nil
 }
