@@ -6,6 +6,10 @@
 // fetch on the partition leader, group requests on the group's coordinator,
 // proxying once to the right broker when that is not this one.
 //
+// A coordinator compacts its __consumer_offsets partition itself
+// (compaction.go): it appends a snapshot of its groups and moves the
+// partition's log start past the records the snapshot replaces.
+//
 // Lifecycle: New starts everything (raft, replicas, coordinators); Run runs
 // the background loops until its context ends; ControlledShutdown moves this
 // broker's leaderships away; Close stops the rest and closes the logs with

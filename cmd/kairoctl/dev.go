@@ -48,7 +48,9 @@ On Linux broker i listens on 127.0.0.(i+1) with the same ports for every
 broker (HTTP 8080, raft 9093), as pods would; elsewhere (or with
 --distinct-ports) every broker uses 127.0.0.1 and ports 8080+i and 9093+i.
 The first three brokers (--voters) form the metadata quorum; the others join
-through them. Data goes to --data-dir/broker-i.`,
+through them. Data goes to --data-dir/broker-i. A broker that stops or is
+killed leaves the others running; its command line is printed so that it
+can be started again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return d.run(cmd.Context(), cmd.OutOrStdout()) },
 	}
