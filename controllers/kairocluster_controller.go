@@ -77,6 +77,8 @@ type KairoClusterReconciler struct {
 	restarts map[types.NamespacedName]restartExpectation
 	failures map[types.NamespacedName]int
 	removals map[types.NamespacedName][]int32
+	// announced is what condition events last said, per cluster.
+	announced map[types.NamespacedName]announced
 }
 
 // reconcileState is what one pass over a cluster learns and decides; the
@@ -237,6 +239,7 @@ func (r *KairoClusterReconciler) forget(key types.NamespacedName) {
 	delete(r.restarts, key)
 	delete(r.failures, key)
 	delete(r.removals, key)
+	delete(r.announced, key)
 }
 
 // SetupWithManager registers the reconciler with the manager.

@@ -250,16 +250,16 @@ func expectGoneWithin(timeout time.Duration, obj client.Object) {
 	}).WithTimeout(timeout).Should(BeTrue(), "%T %s still exists", obj, obj.GetName())
 }
 
-// podMonitor samples a cluster's pods and broker processes to see how many
-// brokers are down at once and in which order pods are replaced. A broker
-// is down when its pod is missing or terminating or its process is not
-// running; a pod that is merely not ready (a broker catching up, or every
-// broker for a moment while the metadata quorum elects a new controller) is
-// counted apart.
+// podMonitor samples a cluster's pods and brokers to see how many brokers
+// are down at once and in which order pods are replaced. A broker is down
+// when its pod is missing or terminating or the broker itself does not
+// serve (brokertest: stopping, stopped, or not ready since it started).
+// Pods not ready are counted apart: the node reports readiness a little
+// later than the broker changes it.
 type podMonitor struct {
 	kc       *kairov1alpha1.KairoCluster
 	replicas int32
-	running  func(id int32) bool
+	serving  func(id int32) bool
 	stop     chan struct{}
 	done     chan struct{}
 
@@ -270,8 +270,8 @@ type podMonitor struct {
 	replaced    []int32
 }
 
-func startPodMonitor(kc *kairov1alpha1.KairoCluster, replicas int32, running func(id int32) bool) *podMonitor {
-	m := &podMonitor{kc: kc, replicas: replicas, running: running, stop: make(chan struct{}), done: make(chan struct{})}
+func startPodMonitor(kc *kairov1alpha1.KairoCluster, replicas int32, serving func(id int32) bool) *podMonitor {
+	m := &podMonitor{kc: kc, replicas: replicas, serving: serving, stop: make(chan struct{}), done: make(chan struct{})}
 	uids := map[int32]types.UID{}
 	for id, p := range clusterPods(kc) {
 		uids[id] = p.UID
@@ -301,7 +301,7 @@ func startPodMonitor(kc *kairov1alpha1.KairoCluster, replicas int32, running fun
 			m.mu.Lock()
 			for id := int32(0); id < m.replicas; id++ {
 				p := pods[id]
-				if p == nil || !p.DeletionTimestamp.IsZero() || !m.running(id) {
+				if p == nil || !p.DeletionTimestamp.IsZero() || !m.serving(id) {
 					down = append(down, fmt.Sprint(id))
 				}
 				if p == nil || !podReady(p) {

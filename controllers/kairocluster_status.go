@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -262,21 +263,54 @@ func pick(findings []finding, order []string) (string, string, bool) {
 }
 
 // conditionEvents emits an event when the cluster becomes Degraded (or
-// degraded for another reason) and when it becomes Ready.
+// degraded for another reason), when it recovers, and when it becomes
+// Ready. What was last announced is remembered, so that a pass that read
+// the cluster from a cache not yet showing the previous status write does
+// not announce the same transition twice.
 func (r *KairoClusterReconciler) conditionEvents(c *kairov1alpha1.KairoCluster, before, after []metav1.Condition) {
-	was := meta.FindStatusCondition(before, kairov1alpha1.ConditionDegraded)
-	now := meta.FindStatusCondition(after, kairov1alpha1.ConditionDegraded)
-	if now != nil && now.Status == metav1.ConditionTrue && (was == nil || was.Status != metav1.ConditionTrue || was.Reason != now.Reason) {
-		r.event(c, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
+	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+	r.mu.Lock()
+	if r.announced == nil {
+		r.announced = map[types.NamespacedName]announced{}
 	}
-	if was != nil && was.Status == metav1.ConditionTrue && now != nil && now.Status != metav1.ConditionTrue {
-		r.event(c, nil, corev1.EventTypeNormal, "Recovered", "Reconcile", "No longer degraded (was %s)", was.Reason)
+	last, known := r.announced[key]
+	if !known {
+		last = announced{
+			degraded: degradedReason(before),
+			ready:    meta.IsStatusConditionTrue(before, kairov1alpha1.ConditionReady),
+		}
 	}
-	wasReady := meta.IsStatusConditionTrue(before, kairov1alpha1.ConditionReady)
-	if !wasReady && meta.IsStatusConditionTrue(after, kairov1alpha1.ConditionReady) {
+	now := announced{
+		degraded: degradedReason(after),
+		ready:    meta.IsStatusConditionTrue(after, kairov1alpha1.ConditionReady),
+	}
+	r.announced[key] = now
+	r.mu.Unlock()
+
+	if now.degraded != "" && now.degraded != last.degraded {
+		r.event(c, nil, corev1.EventTypeWarning, now.degraded, "Reconcile", "%s",
+			meta.FindStatusCondition(after, kairov1alpha1.ConditionDegraded).Message)
+	}
+	if last.degraded != "" && now.degraded == "" {
+		r.event(c, nil, corev1.EventTypeNormal, "Recovered", "Reconcile", "No longer degraded (was %s)", last.degraded)
+	}
+	if now.ready && !last.ready {
 		r.event(c, nil, corev1.EventTypeNormal, ReasonClusterReady, "Reconcile", "%s",
 			meta.FindStatusCondition(after, kairov1alpha1.ConditionReady).Message)
 	}
+}
+
+// announced is what the events last said about a cluster's conditions.
+type announced struct {
+	degraded string // the Degraded reason, "" when not degraded
+	ready    bool
+}
+
+func degradedReason(conds []metav1.Condition) string {
+	if c := meta.FindStatusCondition(conds, kairov1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason
+	}
+	return ""
 }
 
 // event records an event on the cluster, naming the child it concerns.
