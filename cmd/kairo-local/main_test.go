@@ -39,8 +39,9 @@ func TestFlags(t *testing.T) {
 }
 
 // TestUpAndStop runs the command as a user does: it must come up, stop every
-// process on SIGTERM, start clean again on the same directory, and leave
-// nothing behind even when it is killed with SIGKILL.
+// process and remove its bridge on SIGTERM, start clean again on the same
+// directory, and leave no process behind even when it is killed with
+// SIGKILL (its bridge goes with the next start).
 func TestUpAndStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a whole control plane; skipped with -short")
@@ -63,7 +64,7 @@ func TestUpAndStop(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "cluster")
 
 	// First run: up, then SIGTERM.
-	cmd, children := startUp(t, bin, repo, state)
+	cmd, children, bridge := startUp(t, bin, repo, state)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +84,12 @@ func TestUpAndStop(t *testing.T) {
 			t.Errorf("process %d survived the stop", pid)
 		}
 	}
+	if linkExists(bridge) {
+		t.Errorf("bridge %s survived the stop", bridge)
+	}
 
 	// Second run on the same directory: a clean start, then SIGKILL.
-	cmd, children = startUp(t, bin, repo, state)
+	cmd, children, bridge = startUp(t, bin, repo, state)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	deadline := time.Now().Add(10 * time.Second)
@@ -97,11 +101,27 @@ func TestUpAndStop(t *testing.T) {
 			t.Errorf("process %d outlived a SIGKILLed kairo-local", pid)
 		}
 	}
+
+	// The killed cluster's bridge stays until the next cluster starts, on
+	// any slot: that start removes it.
+	cluster, err := localcluster.Start(t.Context(), localcluster.Options{StateDir: t.TempDir(), RepoDir: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster.Stop()
+	if linkExists(bridge) {
+		t.Errorf("bridge %s of the killed cluster survived the next start", bridge)
+	}
+}
+
+func linkExists(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
+	return err == nil
 }
 
 // startUp runs `kairo-local up` until it reports the cluster is up and
 // returns the processes it started.
-func startUp(t *testing.T, bin, repo, state string) (*exec.Cmd, []int) {
+func startUp(t *testing.T, bin, repo, state string) (*exec.Cmd, []int, string) {
 	t.Helper()
 	cmd := exec.Command(bin, "up", "--state-dir", state, "--repo", repo)
 	out, err := cmd.StdoutPipe()
@@ -114,11 +134,15 @@ func startUp(t *testing.T, bin, repo, state string) (*exec.Cmd, []int) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	up := make(chan error, 1)
+	var bridge string
 	go func() {
 		sc := bufio.NewScanner(out)
 		var seen []string
 		for sc.Scan() {
 			seen = append(seen, sc.Text())
+			if _, rest, ok := strings.Cut(sc.Text(), " on bridge "); ok {
+				bridge, _, _ = strings.Cut(rest, ",")
+			}
 			if strings.Contains(sc.Text(), "Cluster is up") {
 				up <- nil
 				for sc.Scan() {
@@ -143,7 +167,10 @@ func startUp(t *testing.T, bin, repo, state string) (*exec.Cmd, []int) {
 	if len(children) < 4 {
 		t.Fatalf("expected at least the four control-plane processes, found %v", children)
 	}
-	return cmd, children
+	if !linkExists(bridge) {
+		t.Fatalf("no bridge %q for the cluster's pods", bridge)
+	}
+	return cmd, children, bridge
 }
 
 func childrenOf(parent int) []int {

@@ -57,6 +57,7 @@ type Cluster struct {
 	opts       Options
 	stateLock  *os.File
 	slot       *slot
+	network    *hostNetwork
 	layout     *controlPlaneLayout
 	components []*component
 	kubeconfig string
@@ -114,7 +115,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.stateLock, err = claimStateDir(opts.StateDir); err != nil {
 		return nil, err
 	}
-	if c.slot, err = acquireSlot(opts.SlotLockDir); err != nil {
+	if c.slot, c.network, err = acquireNetwork(opts.SlotLockDir); err != nil {
 		return nil, err
 	}
 	ip := c.slot.nodeIP()
@@ -125,7 +126,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.layout, err = newLayout(opts.BinDir, opts.StateDir, ip, c.slot.serviceCIDR()); err != nil {
 		return nil, err
 	}
-	step("state in %s; node address %s, pods %s, services %s", opts.StateDir, ip, c.slot.podCIDR(), c.slot.serviceCIDR())
+	step("state in %s; node address %s on bridge %s, pods %s, services %s",
+		opts.StateDir, ip, c.slot.bridgeName(), c.slot.podCIDR(), c.slot.serviceCIDR())
 
 	server := c.layout.apiserverURL()
 	creds := func(kp keyPair) credentials { return credentials{server: server, caPEM: pki.ca.certPEM, client: kp} }
@@ -187,6 +189,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		NodeName:       opts.NodeName,
 		NodeIP:         ip,
 		PodCIDR:        c.slot.podCIDR(),
+		Bridge:         c.slot.bridgeName(),
 		RESTConfig:     restConfig(creds(pki.node)),
 		ServingCertPEM: pki.kubeletServing.certPEM,
 		ServingKeyPEM:  pki.kubeletServing.keyPEM,
@@ -224,6 +227,40 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	step("cluster up; kubeconfig at %s", c.kubeconfig)
 	return c, nil
+}
+
+// acquireNetwork takes a slot whose address ranges are free on this
+// machine and sets up its network, cleaning what a crashed cluster left
+// there and on any other slot nobody holds.
+func acquireNetwork(lockDir string) (*slot, *hostNetwork, error) {
+	var taken []*slot // held until we are done, so the search skips them
+	defer func() {
+		for _, s := range taken {
+			s.release()
+		}
+	}()
+	for {
+		s, err := acquireSlot(lockDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		network := slotNetwork(s)
+		if err := network.checkFree(); err != nil {
+			if errors.Is(err, ErrAddressesTaken) {
+				taken = append(taken, s)
+				continue
+			}
+			s.release()
+			return nil, nil, err
+		}
+		sweepStaleNetworks(lockDir, s.n)
+		if err := network.setup(); err != nil {
+			network.teardown()
+			s.release()
+			return nil, nil, fmt.Errorf("network for slot %d (needs root): %w", s.n, err)
+		}
+		return s, network, nil
+	}
 }
 
 func (c *Cluster) startAndWait(ctx context.Context, comp *component, env []string) error {
@@ -327,6 +364,9 @@ func (c *Cluster) Stop() {
 		}
 		for _, cl := range c.closers {
 			_ = cl.Close()
+		}
+		if c.network != nil {
+			c.network.teardown()
 		}
 		if c.slot != nil {
 			c.slot.release()

@@ -151,10 +151,6 @@ func (l *controlPlaneLayout) kubeAPIServer(p *clusterPKI, adminTLS *tls.Config) 
 			"--kubelet-client-key=" + p.kubeletClientKey,
 			"--kubelet-certificate-authority=" + p.caPath,
 			"--kubelet-preferred-address-types=InternalIP",
-			// Endpoints may not hold loopback addresses, so kube-apiserver
-			// cannot publish its own; the node's service proxy routes the
-			// kubernetes Service to it instead.
-			"--endpoint-reconciler-type=none",
 			"--enable-priority-and-fairness=false",
 			"--profiling=false",
 			"--v=1",

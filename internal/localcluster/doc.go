@@ -9,7 +9,10 @@
 // Services and DNS-like names, exactly as on kind or a cloud cluster.
 //
 // Each running cluster owns a "slot" N (an flock under the system temp
-// directory), and with it 127.0.N.0/24 for its node and pods and
-// 127.1.N.0/24 for its Services, so several clusters can run side by side on
-// one machine without sharing an address or a port.
+// directory), and with it a bridge kairo-N whose address 10.244.N.1 is the
+// node's (the control plane listens there too), the pod range 10.244.N.0/24
+// and the Service range 10.96.N.0/24, routed to lo. Every pod has its own
+// network namespace on the bridge, so pods bind all interfaces as on any
+// cluster, and several clusters run side by side on one machine without
+// sharing an address or a port.
 package localcluster

@@ -3,6 +3,7 @@ package localcluster
 import (
 	"errors"
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -45,16 +46,24 @@ func TestSlotsAreExclusive(t *testing.T) {
 func TestSlotAddresses(t *testing.T) {
 	s := &slot{n: 42}
 	for got, want := range map[string]string{
-		s.nodeIP().String():              "127.0.42.1",
-		s.podCIDR().String():             "127.0.42.0/24",
-		s.serviceCIDR().String():         "127.1.42.0/24",
-		s.kubernetesServiceIP().String(): "127.1.42.1",
+		s.nodeIP().String():              "10.244.42.1",
+		s.podCIDR().String():             "10.244.42.0/24",
+		s.serviceCIDR().String():         "10.96.42.0/24",
+		s.kubernetesServiceIP().String(): "10.96.42.1",
+		s.bridgeName():                   "kairo-42",
+		hostIfNameLength(s):              "true",
 	} {
 		if got != want {
 			t.Errorf("got %s, want %s", got, want)
 		}
 	}
-	if !s.serviceCIDR().Contains(s.kubernetesServiceIP()) || s.podCIDR().Contains(net.ParseIP("127.1.42.1")) {
+	if !s.serviceCIDR().Contains(s.kubernetesServiceIP()) || !s.podCIDR().Contains(s.nodeIP()) || s.podCIDR().Contains(net.ParseIP("10.96.42.1")) {
 		t.Error("ranges overlap or miss the kubernetes Service address")
 	}
+}
+
+// hostIfNameLength checks that the longest veth name of the last slot fits
+// the kernel's 15 characters.
+func hostIfNameLength(*slot) string {
+	return strconv.FormatBool(len(bridgeName(lastSlot)+"-254") <= 15)
 }

@@ -50,10 +50,10 @@ type workload struct {
 
 // fixtureWorkload runs internal/nodeagent/testdata/fixture, which counts its
 // starts in its data directory.
-func fixtureWorkload(t *testing.T, repo string) workload {
+func fixtureWorkload(binary string) workload {
 	return workload{
-		binary: buildFixture(t, repo),
-		args:   []string{"--listen=$(POD_IP):8080", "--data-dir=/var/lib/kairolog/data"},
+		binary: binary,
+		args:   []string{"--listen=:8080", "--data-dir=/var/lib/kairolog/data"},
 		write:  func(string) error { return nil }, // the start counter is the data
 		check: func(base string) error {
 			body, err := httpGet(base + "/starts")
@@ -74,8 +74,9 @@ func brokerWorkload(binary string) workload {
 	const topic = "smoke"
 	return workload{
 		binary: binary,
-		args: []string{"--listen=$(POD_IP):8080", "--raft-listen=$(POD_IP):9093",
-			"--data-dir=/var/lib/kairolog/data"},
+		// As controllers/resources/statefulset.go runs it: every interface
+		// of the pod, the same ports in every pod.
+		args: []string{"--listen=:8080", "--raft-listen=:9093", "--data-dir=/var/lib/kairolog/data"},
 		write: func(base string) error {
 			if _, err := httpPost(base+"/topics", fmt.Sprintf(`{"name":%q,"partitions":1}`, topic)); err != nil {
 				return err
@@ -97,9 +98,12 @@ func brokerWorkload(binary string) workload {
 }
 
 // TestSmoke starts a whole local cluster, runs a StatefulSet of two
-// "broker" pods with PVCs, kills one pod's process and expects the node to
-// restart it with its data. On the way it checks what the end-to-end suites
-// rely on: logs and port-forward through kube-apiserver, and peer names.
+// "broker" pods with PVCs, both listening on :8080 in their own network
+// namespaces, kills one pod's process and expects the node to restart it
+// with its data. On the way it checks what the end-to-end suites and the
+// demo rely on: logs, exec and port-forward through kube-apiserver (which
+// reaches localhost inside the pod, so a process bound only to its pod IP
+// cannot be forwarded to), Endpoints, Services and peer names.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a whole control plane; skipped with -short")
@@ -116,7 +120,8 @@ func TestSmoke(t *testing.T) {
 			t.Fatalf("%v: run hack/build-k8s-binaries.sh first (or go test -short to skip)", err)
 		}
 	}
-	w := fixtureWorkload(t, repo)
+	fixture := buildFixture(t, repo)
+	w := fixtureWorkload(fixture)
 	if b := os.Getenv(smokeBrokerEnv); b != "" {
 		if !filepath.IsAbs(b) {
 			b = filepath.Join(repo, b)
@@ -130,7 +135,7 @@ func TestSmoke(t *testing.T) {
 	cluster, err := Start(ctx, Options{
 		StateDir: t.TempDir(),
 		RepoDir:  repo,
-		Images:   nodeagent.ImageMap{"kairolog/broker": {Binary: w.binary}},
+		Images:   nodeagent.ImageMap{"kairolog/broker": {Binary: w.binary}, "kairolog/fixture": {Binary: fixture}},
 		Progress: testWriter{t},
 	})
 	if err != nil {
@@ -154,11 +159,23 @@ func TestSmoke(t *testing.T) {
 	if err := createBrokers(ctx, client, ns, w.args); err != nil {
 		t.Fatal(err)
 	}
-	pods := waitReady(ctx, t, client, ns, "kairo-0", "kairo-1")
-	t.Logf("two broker pods ready %s after start", time.Since(began).Round(100*time.Millisecond))
+	if err := createPodIPOnly(ctx, client, ns); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitReady(ctx, t, client, ns, "kairo-0", "kairo-1", "pod-ip-only")
+	t.Logf("pods ready %s after start", time.Since(began).Round(100*time.Millisecond))
+	node, err := client.CoreV1().Nodes().Get(ctx, cluster.NodeName(), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, podCIDR, err := net.ParseCIDR(node.Spec.PodCIDR)
+	if err != nil {
+		t.Fatalf("node podCIDR %q: %v", node.Spec.PodCIDR, err)
+	}
 	for _, p := range pods {
-		if !strings.HasPrefix(p.Status.PodIP, "127.0.") {
-			t.Errorf("pod %s has IP %q, want a 127.0.x.y address", p.Name, p.Status.PodIP)
+		ip := net.ParseIP(p.Status.PodIP)
+		if ip == nil || ip.IsLoopback() || !podCIDR.Contains(ip) || p.Status.PodIP == p.Status.HostIP {
+			t.Errorf("pod %s has IP %q, want one of the node's pod range %s", p.Name, p.Status.PodIP, podCIDR)
 		}
 	}
 	if pods[0].Status.PodIP == pods[1].Status.PodIP {
@@ -166,15 +183,79 @@ func TestSmoke(t *testing.T) {
 	}
 
 	t.Run("port-forward", func(t *testing.T) {
+		// Both brokers listen on :8080; each has its own.
+		for _, p := range pods[:2] {
+			if _, err := httpGet("http://" + net.JoinHostPort(p.Status.PodIP, "8080") + "/health"); err != nil {
+				t.Errorf("%s from the node: %v", p.Name, err)
+			}
+		}
 		local := portForward(t, cfg, ns, "kairo-1", 8080)
 		if _, err := httpGet("http://" + local + "/health"); err != nil {
 			t.Fatalf("health through port-forward: %v", err)
 		}
+		if os.Getenv(smokeBrokerEnv) != "" {
+			if _, err := httpPost("http://"+local+"/topics", `{"name":"forwarded","partitions":1}`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := httpPost("http://"+local+"/produce", `{"topic":"forwarded","partition":0,"message":"through port-forward"}`); err != nil {
+				t.Fatal(err)
+			}
+			body, err := httpGet("http://" + local + "/fetch?topic=forwarded&partition=0&offset=0")
+			if err != nil || !strings.Contains(body, "through port-forward") {
+				t.Fatalf("fetch through port-forward: %s %v", body, err)
+			}
+		}
+		// A process bound only to its pod IP is healthy (probes reach the
+		// pod IP from the node) but port-forward, which dials localhost
+		// inside the pod, cannot reach it: as on a real cluster.
+		local = portForward(t, cfg, ns, "pod-ip-only", 8080)
+		if body, err := httpGet("http://" + local + "/health"); err == nil {
+			t.Errorf("port-forward reached a process bound only to its pod IP: %q", body)
+		}
+	})
+	t.Run("endpoints", func(t *testing.T) {
+		// kube-controller-manager publishes the pod addresses, and
+		// kube-apiserver its own.
+		waitFor(ctx, t, "EndpointSlices of kairo-headless with both pods", func() bool {
+			slices, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=kairo-headless"})
+			if err != nil {
+				return false
+			}
+			found := map[string]bool{}
+			for _, sl := range slices.Items {
+				for _, ep := range sl.Endpoints {
+					for _, a := range ep.Addresses {
+						found[a] = true
+					}
+				}
+			}
+			return found[pods[0].Status.PodIP] && found[pods[1].Status.PodIP]
+		})
+		eps, err := client.CoreV1().Endpoints(ns).Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil || len(eps.Subsets) == 0 || len(eps.Subsets[0].Addresses) == 0 || eps.Subsets[0].Addresses[0].IP != pods[0].Status.HostIP {
+			t.Errorf("kubernetes Endpoints = %+v, %v; want the node address %s", eps, err, pods[0].Status.HostIP)
+		}
+	})
+	t.Run("service from the node", func(t *testing.T) {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "kairo", Namespace: ns},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app.kubernetes.io/name": "kairolog-smoke"},
+				Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromString("http")}}},
+		}
+		created, err := client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(ctx, t, "the ClusterIP to answer from the node", func() bool {
+			_, err := httpGet("http://" + net.JoinHostPort(created.Spec.ClusterIP, "8080") + "/health")
+			return err == nil
+		})
 	})
 	t.Run("exec", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name("kairo-0").SubResource("exec").
-			VersionedParams(&corev1.PodExecOptions{Container: "broker", Command: []string{"hostname"}, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+			VersionedParams(&corev1.PodExecOptions{Container: "broker", Command: []string{"sh", "-c", "hostname; cat /proc/net/dev"},
+				Stdout: true, Stderr: true}, scheme.ParameterCodec)
 		ex, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
 		if err != nil {
 			t.Fatal(err)
@@ -182,8 +263,13 @@ func TestSmoke(t *testing.T) {
 		if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
 			t.Fatalf("exec: %v (%s)", err, stderr.String())
 		}
-		if got := strings.TrimSpace(stdout.String()); got != "kairo-0" {
-			t.Errorf("hostname inside kairo-0 = %q", got)
+		host, netdev, _ := strings.Cut(stdout.String(), "\n")
+		if host != "kairo-0" {
+			t.Errorf("hostname inside kairo-0 = %q", host)
+		}
+		// The command sees the pod's interfaces, not the node's bridge.
+		if !strings.Contains(netdev, "eth0:") || strings.Contains(netdev, "kairo-") {
+			t.Errorf("interfaces seen by exec in kairo-0:\n%s", netdev)
 		}
 	})
 	if os.Getenv(smokeBrokerEnv) == "" {
@@ -194,14 +280,6 @@ func TestSmoke(t *testing.T) {
 			who, err := httpGet(base + "/whoami")
 			if err != nil || !strings.Contains(who, `"username":"system:serviceaccount:default:default"`) {
 				t.Fatalf("self-subject review from the pod: %s %v", who, err)
-			}
-			svc := &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: "kairo", Namespace: ns},
-				Spec: corev1.ServiceSpec{Selector: map[string]string{"app.kubernetes.io/name": "kairolog-smoke"},
-					Ports: []corev1.ServicePort{{Name: "http", Port: 8080, TargetPort: intstr.FromString("http")}}},
-			}
-			if _, err := client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
 			}
 			var body string
 			waitFor(ctx, t, "the client Service to answer from inside a pod", func() bool {
@@ -335,6 +413,30 @@ func createBrokers(ctx context.Context, client kubernetes.Interface, ns string, 
 		},
 	}
 	_, err := client.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{})
+	return err
+}
+
+// createPodIPOnly runs the fixture bound only to its pod IP, as the node
+// made product pods do before pods had network namespaces of their own.
+func createPodIPOnly(ctx context.Context, client kubernetes.Interface, ns string) error {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-ip-only", Namespace: ns},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Containers: []corev1.Container{{
+				Name:  "fixture",
+				Image: "kairolog/fixture:smoke",
+				Args:  []string{"--listen=$(POD_IP):8080", "--data-dir=/data"},
+				Env: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{
+					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
+				ReadinessProbe: &corev1.Probe{PeriodSeconds: 1,
+					ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+	_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	return err
 }
 

@@ -2,14 +2,16 @@
 // built on the virtual-kubelet library, that registers one Ready node and
 // runs each pod bound to it as local processes.
 //
-// A pod gets its own loopback address (127.0.x.y, reported as status.podIP)
-// and a private mount and UTS namespace per container, in which its volumes,
-// a generated /etc/hosts and a resolver configuration are bind-mounted and
-// its host name is set. Container images map to binaries built from this
-// repository (see ImageMap). Probes, restart policy, the downward API,
-// ConfigMap/Secret/projected service-account token volumes and PVCs behave
-// as with a kubelet, and the kubelet API serves `kubectl logs` and
-// `kubectl port-forward`. A userspace proxy gives Services their ClusterIP.
+// A pod gets its own network namespace, attached by a veth pair to the
+// node's bridge, with an address from the pod range (reported as
+// status.podIP), and a private mount and UTS namespace per container, in
+// which its volumes, a generated /etc/hosts and a resolver configuration are
+// bind-mounted and its host name is set. Container images map to binaries
+// built from this repository (see ImageMap). Probes, restart policy, the
+// downward API, ConfigMap/Secret/projected service-account token volumes and
+// PVCs behave as with a kubelet, and the kubelet API serves `kubectl logs`,
+// `kubectl exec` and `kubectl port-forward` (which dials localhost inside the
+// pod's network namespace). A userspace proxy gives Services their ClusterIP.
 package nodeagent
 
 import (
@@ -44,10 +46,13 @@ import (
 type Config struct {
 	// NodeName is the Node's name and host name label.
 	NodeName string
-	// NodeIP is the node's InternalIP; the kubelet API listens on it.
+	// NodeIP is the node's InternalIP; the kubelet API listens on it. It is
+	// the address of Bridge, inside PodCIDR, and the pods' default gateway.
 	NodeIP net.IP
 	// PodCIDR is where pod addresses come from (NodeIP is skipped).
 	PodCIDR *net.IPNet
+	// Bridge is the existing bridge each pod's veth pair is attached to.
+	Bridge string
 	// KubeletPort is the kubelet API port; 0 picks a free one.
 	KubeletPort int
 	// RESTConfig authenticates as the node (system:node:<NodeName>).
@@ -92,8 +97,8 @@ type Agent struct {
 
 // New checks cfg and prepares the node; Run starts it.
 func New(cfg Config) (*Agent, error) {
-	if cfg.NodeName == "" || cfg.NodeIP == nil || cfg.PodCIDR == nil || cfg.RESTConfig == nil || cfg.StateDir == "" {
-		return nil, errors.New("nodeagent: NodeName, NodeIP, PodCIDR, RESTConfig and StateDir are required")
+	if cfg.NodeName == "" || cfg.NodeIP == nil || cfg.PodCIDR == nil || cfg.Bridge == "" || cfg.RESTConfig == nil || cfg.StateDir == "" {
+		return nil, errors.New("nodeagent: NodeName, NodeIP, PodCIDR, Bridge, RESTConfig and StateDir are required")
 	}
 	if cfg.ClusterDomain == "" {
 		cfg.ClusterDomain = "cluster.local"
@@ -168,7 +173,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.cfg.NodeName})
 
+	network, err := newPodNetwork(a.cfg.Bridge, a.cfg.NodeIP, a.cfg.PodCIDR)
+	if err != nil {
+		return err
+	}
 	deps := &runtimeDeps{
+		network:     network,
 		images:      a.cfg.Images,
 		src:         apiSource{client: a.client, services: serviceInformer.Lister()},
 		recorder:    recorder,
@@ -189,7 +199,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.provider = newProvider(deps, newIPPool(a.cfg.PodCIDR, a.cfg.NodeIP), podsDir, a.client, a.signalNames)
 
 	nodeController, err := node.NewNodeController(node.NaiveNodeProvider{},
-		nodeObject(a.cfg.NodeName, a.cfg.NodeIP, a.cfg.KubeletPort), a.client.CoreV1().Nodes(),
+		nodeObject(a.cfg.NodeName, a.cfg.NodeIP, a.cfg.PodCIDR, a.cfg.KubeletPort), a.client.CoreV1().Nodes(),
 		node.WithNodeEnableLeaseV1(a.client.CoordinationV1().Leases(corev1.NamespaceNodeLease), node.DefaultLeaseDuration),
 		node.WithNodeStatusUpdateInterval(20*time.Second))
 	if err != nil {

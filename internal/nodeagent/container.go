@@ -290,6 +290,17 @@ func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Pro
 		Hostname: podHostname(pod), Mounts: mounts, WorkingDir: workDir,
 		Path: bin, Args: append([]string{argv0}, args...), Env: withImageEnv(img.Env, env, order),
 	}
+	// A pod has its own network and UTS namespaces unless it asks for the
+	// node's (hostNetwork), as with a kubelet.
+	unshare := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS)
+	var extraFiles []*os.File
+	if pod.Spec.HostNetwork {
+		unshare = syscall.CLONE_NEWNS
+		spec.Hostname = ""
+	} else if ns := pr.network().file(); ns != nil {
+		extraFiles = []*os.File{ns}
+		spec.NetNSFD = 3 // the first of ExtraFiles
+	}
 	specPath := filepath.Join(pr.dir, "init", c.spec.Name+".json")
 	if err := writeJSON(specPath, spec); err != nil {
 		return nil, nil, err
@@ -327,7 +338,8 @@ func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Pro
 	cmd.Args = []string{"kairo-local-pod-init"}
 	cmd.Env = []string{podInitEnv + "=" + specPath}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS}
+	cmd.ExtraFiles = extraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
 	proc, err := childproc.StartProcess(pr.key+"/"+c.spec.Name, cmd)
 	// The child holds its own copies; ours must close so EOF means "exited".
 	_ = outW.Close()

@@ -18,9 +18,11 @@ type endpoint struct {
 // controller does: same namespace, selector match, an IP, not finished, and
 // not terminating (unless the Service publishes not-ready addresses).
 //
-// The node computes this itself because the API rejects loopback addresses
-// in Endpoints and EndpointSlices, so the controllers cannot publish the
-// 127.0.x.y pod addresses of this node.
+// The node's names and its service proxy read this view of the pods it
+// runs rather than the EndpointSlices the controller publishes (which fill
+// in too): it is current the moment a pod's readiness changes, needs no
+// access beyond the node's own, and keeps the hosts files and the proxy in
+// step with each other. On one node it selects the same pods.
 func serviceEndpoints(svc *corev1.Service, pods []*corev1.Pod) []endpoint {
 	if len(svc.Spec.Selector) == 0 {
 		return nil

@@ -13,8 +13,8 @@ import (
 )
 
 // containerExec serves /exec/{namespace}/{pod}/{container} (`kubectl exec`):
-// the command runs in the container's mount and UTS namespaces (so it sees
-// the pod's volumes, /etc/hosts and host name) with the container's
+// the command runs in the container's mount, UTS and network namespaces (so
+// it sees the pod's volumes, /etc/hosts, host name and network) with the container's
 // environment and working directory. A command naming one of the image's
 // tools runs that tool; anything else runs from the node. There is no
 // terminal: -t gets plain pipes.
@@ -45,7 +45,7 @@ func (a *Agent) containerExec(ctx context.Context, namespace, pod, container str
 	if tool, ok := img.Tools[filepath.Base(argv[0])]; ok {
 		argv[0] = tool
 	}
-	args := append([]string{"--target", strconv.Itoa(proc.Pid()), "--mount", "--uts", "--wd", "--"}, argv...)
+	args := append([]string{"--target", strconv.Itoa(proc.Pid()), "--mount", "--uts", "--net", "--wd", "--"}, argv...)
 	command := exec.CommandContext(ctx, "nsenter", args...)
 	command.Env = env
 	if in := attach.Stdin(); in != nil {

@@ -94,9 +94,9 @@ func renderHosts(self *corev1.Pod, selfIP string, pods []*corev1.Pod, svcs []*co
 }
 
 // renderResolvConf gives pods a resolver that answers "no such host" at
-// once for anything the hosts file does not know: the name server is an
-// address on the node's own slot where nothing listens, so a query is
-// refused immediately instead of timing out.
+// once for anything the hosts file does not know: the name server is the
+// node's address, where nothing listens on port 53, so a query is refused
+// immediately instead of timing out.
 func renderResolvConf(nameserver, namespace, domain string) []byte {
 	return fmt.Appendf(nil, "nameserver %s\nsearch %s.svc.%s svc.%s %s\noptions ndots:5 timeout:1 attempts:1\n",
 		nameserver, namespace, domain, domain, domain)

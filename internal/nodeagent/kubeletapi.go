@@ -130,7 +130,9 @@ func (a *Agent) containerLogs(ctx context.Context, namespace, pod, container str
 }
 
 // portForward serves one stream of /portForward/{namespace}/{pod}: a TCP
-// connection to the pod's address.
+// connection to localhost:port inside the pod's network namespace, exactly
+// as containerd dials it. A process that listens only on its pod IP cannot
+// be reached this way, here as on a real cluster.
 func (a *Agent) portForward(ctx context.Context, namespace, pod string, port int32, stream io.ReadWriteCloser) error {
 	pr, err := a.provider.runtimeFor(namespace, pod)
 	if err != nil {
@@ -139,10 +141,9 @@ func (a *Agent) portForward(ctx context.Context, namespace, pod string, port int
 	if pr.snapshot().Status.Phase != corev1.PodRunning {
 		return fmt.Errorf("pod %s/%s is not running", namespace, pod)
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(pr.ip, strconv.Itoa(int(port))))
+	conn, err := dialInPod(ctx, pr.network(), int(port))
 	if err != nil {
-		return fmt.Errorf("failed to connect to localhost:%d inside pod %s: %w", port, pod, err)
+		return err
 	}
 	defer conn.Close()
 	done := make(chan struct{}, 2)
@@ -163,4 +164,26 @@ func (a *Agent) portForward(ctx context.Context, namespace, pod string, port int
 	}
 	_ = stream.Close()
 	return nil
+}
+
+// dialInPod connects to localhost:port in the pod's network namespace (the
+// node's for a hostNetwork pod): IPv4 first, then IPv6, one after the other,
+// because Go's parallel dialing would open the second socket on another
+// thread, outside the namespace.
+func dialInPod(ctx context.Context, ns *podNetNS, port int) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var conn net.Conn
+	err := ns.do(func() error {
+		var d net.Dialer
+		var err4, err6 error
+		if conn, err4 = d.DialContext(ctx, "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err4 == nil {
+			return nil
+		}
+		if conn, err6 = d.DialContext(ctx, "tcp6", net.JoinHostPort("::1", strconv.Itoa(port))); err6 == nil {
+			return nil
+		}
+		return fmt.Errorf("failed to connect to localhost:%d inside the pod's network namespace, IPv4: %v IPv6: %v", port, err4, err6)
+	})
+	return conn, err
 }

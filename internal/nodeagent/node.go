@@ -25,7 +25,7 @@ const (
 )
 
 // nodeObject is the Node this agent registers and keeps Ready.
-func nodeObject(name string, ip net.IP, kubeletPort int) *corev1.Node {
+func nodeObject(name string, ip net.IP, podCIDR *net.IPNet, kubeletPort int) *corev1.Node {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse(nodeCPU),
 		corev1.ResourceMemory:           resource.MustParse(nodeMemory),
@@ -45,6 +45,7 @@ func nodeObject(name string, ip net.IP, kubeletPort int) *corev1.Node {
 				corev1.LabelArchStable: runtime.GOARCH,
 			},
 		},
+		Spec: corev1.NodeSpec{PodCIDR: podCIDR.String(), PodCIDRs: []string{podCIDR.String()}},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: capacity,

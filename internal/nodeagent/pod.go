@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,11 +16,14 @@ import (
 
 // runtimeDeps is what a pod runtime needs from the node.
 type runtimeDeps struct {
-	images      ImageMap
-	src         objectSource
-	recorder    record.EventRecorder
-	notify      func(*corev1.Pod)
-	hostsFor    func(pod *corev1.Pod, ip string) []byte
+	images   ImageMap
+	src      objectSource
+	recorder record.EventRecorder
+	notify   func(*corev1.Pod)
+	hostsFor func(pod *corev1.Pod, ip string) []byte
+	// network gives each pod its own network namespace; nil runs every pod
+	// in the node's, as hostNetwork pods (the unit tests do this).
+	network     *podNetwork
 	nodeIP      string
 	nameserver  string
 	domain      string
@@ -53,6 +57,7 @@ type podRuntime struct {
 	grace          time.Duration
 	terminating    bool
 
+	netns    *podNetNS // nil until the sandbox exists, and for hostNetwork pods
 	volumes  *podVolumes
 	finalize sync.Once
 	ctx      context.Context
@@ -236,9 +241,12 @@ func (pr *podRuntime) retry(ctx context.Context, reason string, step func() erro
 	}
 }
 
-// prepareSandbox creates the pod's directories, hosts file and resolver
-// configuration.
+// prepareSandbox creates the pod's network namespace, directories, hosts
+// file and resolver configuration.
 func (pr *podRuntime) prepareSandbox() error {
+	if err := pr.attachNetwork(); err != nil {
+		return err
+	}
 	for _, d := range []string{"init", "logs", "volumes", "rootfs"} {
 		if err := os.MkdirAll(filepath.Join(pr.dir, d), 0o755); err != nil {
 			return err
@@ -250,6 +258,42 @@ func (pr *podRuntime) prepareSandbox() error {
 	}
 	_, err := rewriteInPlace(pr.resolvPath(), renderResolvConf(pr.deps.nameserver, pod.Namespace, pr.deps.domain))
 	return err
+}
+
+// attachNetwork gives the pod its network namespace, once.
+func (pr *podRuntime) attachNetwork() error {
+	pod := pr.spec()
+	pr.mu.Lock()
+	done := pr.netns != nil
+	pr.mu.Unlock()
+	if done || pr.deps.network == nil || pod.Spec.HostNetwork {
+		return nil
+	}
+	ns, err := pr.deps.network.attach(net.ParseIP(pr.ip))
+	if err != nil {
+		return err
+	}
+	pr.mu.Lock()
+	pr.netns = ns
+	pr.mu.Unlock()
+	return nil
+}
+
+// network returns the pod's network namespace (nil when it shares the node's).
+func (pr *podRuntime) network() *podNetNS {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.netns
+}
+
+// releaseNetwork removes the pod's veth pair and lets its namespace go;
+// call it once the pod's processes are gone.
+func (pr *podRuntime) releaseNetwork() {
+	pr.mu.Lock()
+	ns := pr.netns
+	pr.netns = nil
+	pr.mu.Unlock()
+	ns.close()
 }
 
 // refreshHosts rewrites the pod's hosts file if the cluster's names changed.

@@ -6,13 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // podInitEnv names the environment variable that turns a re-executed copy
 // of the running binary into a container's init: the node starts
 // /proc/self/exe in fresh mount and UTS namespaces with only this variable
-// set, and init() below bind-mounts the volumes, /etc/hosts and
-// /etc/resolv.conf, sets the host name and execs the container binary.
+// set, and init() below joins the pod's network namespace, bind-mounts the
+// volumes, /etc/hosts and /etc/resolv.conf, sets the host name and execs the
+// container binary.
 // Because it is package init, it works in every binary that links this
 // package: the kairo-local command and the test binaries of the end-to-end
 // suites alike.
@@ -21,6 +24,9 @@ const podInitEnv = "KAIRO_LOCAL_POD_INIT"
 // podInitSpec is what the node hands to the init: everything a container
 // runtime would do between creating the namespaces and exec.
 type podInitSpec struct {
+	// NetNSFD, when non-zero, is an inherited descriptor of the pod's
+	// network namespace, which the container joins.
+	NetNSFD    int         `json:"netnsFD,omitempty"`
 	Hostname   string      `json:"hostname"`
 	Mounts     []hostMount `json:"mounts"`
 	WorkingDir string      `json:"workingDir"`
@@ -48,6 +54,15 @@ func runPodInit(specPath string) error {
 	var spec podInitSpec
 	if err := json.Unmarshal(data, &spec); err != nil {
 		return fmt.Errorf("%s: %w", specPath, err)
+	}
+	if spec.NetNSFD != 0 {
+		// Package init runs on the main thread with the goroutine locked to
+		// it, and the exec below happens from that same thread, so the
+		// container starts in the namespace this thread joins.
+		if err := unix.Setns(spec.NetNSFD, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("join the pod's network namespace: %w", err)
+		}
+		_ = unix.Close(spec.NetNSFD)
 	}
 	for _, m := range spec.Mounts {
 		if err := bindMount(m); err != nil {

@@ -162,13 +162,13 @@ func grpcProbe(ctx context.Context, g *corev1.GRPCAction, t probeTarget) error {
 	return nil
 }
 
-// execProbe runs the command inside the container's mount and UTS
+// execProbe runs the command inside the container's mount, UTS and network
 // namespaces through nsenter, with the container's environment.
 func execProbe(ctx context.Context, e *corev1.ExecAction, t probeTarget) error {
 	if len(e.Command) == 0 {
 		return fmt.Errorf("exec probe has no command")
 	}
-	args := append([]string{"-t", strconv.Itoa(t.pid), "-m", "-u", "--"}, e.Command...)
+	args := append([]string{"-t", strconv.Itoa(t.pid), "-m", "-u", "-n", "--"}, e.Command...)
 	cmd := exec.CommandContext(ctx, "nsenter", args...)
 	cmd.Env = t.env
 	out, err := cmd.CombinedOutput()

@@ -75,12 +75,16 @@ func (p *provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		p.finalize(old, false)
 	}
 
-	ip, err := p.ips.allocate(string(pod.UID))
-	if err != nil {
-		return err
+	ip := p.deps.nodeIP // a hostNetwork pod has the node's address
+	if !pod.Spec.HostNetwork {
+		addr, err := p.ips.allocate(string(pod.UID))
+		if err != nil {
+			return err
+		}
+		ip = addr.String()
 	}
 	dir := filepath.Join(p.podsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
-	pr := newPodRuntime(p.deps, pod, ip.String(), dir)
+	pr := newPodRuntime(p.deps, pod, ip, dir)
 	p.mu.Lock()
 	p.pods[key] = pr
 	p.mu.Unlock()
@@ -148,6 +152,7 @@ func (p *provider) finalize(pr *podRuntime, deleteObject bool) {
 			delete(p.pods, pr.key)
 		}
 		p.mu.Unlock()
+		pr.releaseNetwork()
 		p.ips.release(string(final.UID))
 		if err := os.RemoveAll(pr.dir); err != nil {
 			p.deps.log.Error("Failed to remove pod directory", "pod", pr.key, "err", err)
@@ -233,6 +238,7 @@ func (p *provider) shutdown(grace time.Duration) {
 		go func() {
 			defer wg.Done()
 			<-pr.stop(grace)
+			pr.releaseNetwork()
 			_ = os.RemoveAll(pr.dir)
 		}()
 	}

@@ -14,14 +14,16 @@ import (
 )
 
 // serviceProxy is kube-proxy's old userspace mode: for every TCP port of
-// every Service with a ClusterIP it listens on ClusterIP:port (the whole
-// 127.0.0.0/8 range is local, so no address has to be added) and forwards
-// each connection to a ready endpoint, round-robin. A Service without ready
+// every Service with a ClusterIP it listens on ClusterIP:port on the node
+// (the whole Service range is routed to the node's lo, so no address has to
+// be added, and pods reach it through their default route) and forwards each
+// connection to a ready endpoint, round-robin. A Service without ready
 // endpoints resets connections, as kube-proxy's REJECT rule does.
 type serviceProxy struct {
 	log *slog.Logger
-	// apiserver is where default/kubernetes forwards: kube-apiserver cannot
-	// publish its loopback address as an Endpoint (see serviceEndpoints).
+	// apiserver is where default/kubernetes forwards: that Service has no
+	// selector, and the pod-based view of serviceEndpoints cannot see the
+	// Endpoints kube-apiserver publishes for itself.
 	apiserver string
 
 	mu        sync.Mutex
