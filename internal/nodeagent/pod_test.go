@@ -210,8 +210,13 @@ func TestPodRunsInItsOwnNamespaces(t *testing.T) {
 	pod.Spec.Hostname, pod.Spec.Subdomain = "kairo-0", "kairo-headless"
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{
 		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "broker-config"}}}})
+	// A scratch volume on /tmp, as the broker pods have, covers the
+	// sandbox and the fixture binary (both under /tmp on the node) only
+	// once they are mounted and started.
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	c := &pod.Spec.Containers[0]
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/kairolog", ReadOnly: true})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/kairolog", ReadOnly: true},
+		corev1.VolumeMount{Name: "tmp", MountPath: os.TempDir()})
 	c.ReadinessProbe = &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
 		HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("http")}}}
 	tp := startPod(t, pod, src)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -64,10 +65,26 @@ func runPodInit(specPath string) error {
 		}
 		_ = unix.Close(spec.NetNSFD)
 	}
-	for _, m := range spec.Mounts {
-		if err := bindMount(m); err != nil {
+	// Open the binary and every source before the first mount: a volume
+	// mounted on /tmp (or any other directory) would otherwise hide what
+	// lives under it on the node, such as a sandbox or a binary under /tmp.
+	binary, err := os.Open(spec.Path)
+	if err != nil {
+		return err
+	}
+	sources := make([]*os.File, len(spec.Mounts))
+	for i, m := range spec.Mounts {
+		f, err := os.OpenFile(m.Source, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("mount %s: %w", m.Source, err)
+		}
+		sources[i] = f
+	}
+	for i, m := range spec.Mounts {
+		if err := bindMount(m, sources[i]); err != nil {
 			return err
 		}
+		_ = sources[i].Close()
 	}
 	if spec.Hostname != "" {
 		if err := syscall.Sethostname([]byte(spec.Hostname)); err != nil {
@@ -82,14 +99,15 @@ func runPodInit(specPath string) error {
 			return err
 		}
 	}
-	return syscall.Exec(spec.Path, spec.Args, spec.Env)
+	return syscall.Exec("/proc/self/fd/"+strconv.Itoa(int(binary.Fd())), spec.Args, spec.Env)
 }
 
-// bindMount mounts m.Source over m.Target inside this process's private
-// mount namespace. A missing target is created first (on the shared
-// filesystem: an empty directory or file is what a mount point costs here).
-func bindMount(m hostMount) error {
-	info, err := os.Stat(m.Source)
+// bindMount mounts m.Source, opened as src, over m.Target inside this
+// process's private mount namespace. A missing target is created first (on
+// the shared filesystem: an empty directory or file is what a mount point
+// costs here).
+func bindMount(m hostMount, src *os.File) error {
+	info, err := src.Stat()
 	if err != nil {
 		return fmt.Errorf("mount %s: %w", m.Source, err)
 	}
@@ -108,7 +126,10 @@ func bindMount(m hostMount) error {
 			return fmt.Errorf("create mount point %s: %w", m.Target, err)
 		}
 	}
-	if err := syscall.Mount(m.Source, m.Target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+	// The descriptor's /proc path names the source even where an earlier
+	// mount has covered its path.
+	from := "/proc/self/fd/" + strconv.Itoa(int(src.Fd()))
+	if err := syscall.Mount(from, m.Target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s on %s: %w", m.Source, m.Target, err)
 	}
 	if m.ReadOnly {
