@@ -87,6 +87,16 @@ build: ## Build bin/manager, bin/broker, bin/kairoctl and bin/kairo-local.
 run-broker: ## Run a single-node broker on :8080 with ./data.
 	go run ./cmd/broker
 
+##@ Demo
+
+.PHONY: demo
+demo: build k8s-binaries helm ## Run KairoLog end to end on a local cluster (root): operator from the chart, samples, a produce/fetch round; Ctrl-C stops it.
+	$(LOCALBIN)/kairo-local demo --state-dir .kairo/demo
+
+.PHONY: test-demo
+test-demo: k8s-binaries helm ## Run only the demo's test: the demo twice, non-interactively, checking the fetched record and that nothing is left running.
+	go test ./cmd/kairo-local -run 'TestDemo$$' -count=1 -v -timeout 15m
+
 ##@ Dependencies
 
 .PHONY: helm

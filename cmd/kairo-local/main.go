@@ -5,9 +5,13 @@
 // being the binaries built under bin/.
 //
 //	kairo-local up --state-dir .kairo/cluster [--image-map repo=binary ...]
+//	kairo-local demo [--state-dir .kairo/demo] [--exit-after-round]
 //
-// It writes <state-dir>/kubeconfig, stays up until SIGINT or SIGTERM, then
-// stops every process it started.
+// up writes <state-dir>/kubeconfig, stays up until SIGINT or SIGTERM, then
+// stops every process it started. demo is `make demo`: it also installs the
+// operator from the Helm chart, applies config/samples/, waits for them to
+// be Ready and produces and fetches one record through kubectl
+// port-forward before handing the cluster to the user.
 package main
 
 import (
@@ -38,12 +42,21 @@ Flags:
 `
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "up" {
+	var run func([]string) error
+	switch {
+	case len(os.Args) >= 2 && os.Args[1] == "up":
+		run = up
+	case len(os.Args) >= 2 && os.Args[1] == "demo":
+		run = demo
+	default:
 		fmt.Fprint(os.Stderr, usage)
 		upFlags(os.Stderr).fs.PrintDefaults()
+		fmt.Fprint(os.Stderr, "\n")
+		fmt.Fprint(os.Stderr, demoUsage)
+		demoFlags(os.Stderr).fs.PrintDefaults()
 		os.Exit(2)
 	}
-	if err := up(os.Args[2:]); err != nil {
+	if err := run(os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "kairo-local:", err)
 		os.Exit(1)
 	}

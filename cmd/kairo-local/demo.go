@@ -1,0 +1,614 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/internal/localcluster"
+	"github.com/kairolog/kairolog/internal/localcluster/childproc"
+	"github.com/kairolog/kairolog/internal/nodeagent"
+)
+
+// The demo is `make demo`: a local cluster, the operator installed from the
+// Helm chart with the real helm CLI, the samples applied with kubectl, one
+// produce/fetch round through `kubectl port-forward svc/kairo 8080` as the
+// README shows it, then the cluster stays up for the user until Ctrl-C.
+
+const demoUsage = `Usage: kairo-local demo [flags]
+
+Starts a local cluster, installs the KairoLog operator with Helm, applies
+config/samples/, waits for them to be Ready, produces and fetches one record
+through kubectl port-forward, prints what to try, and runs until interrupted.
+
+Flags:
+`
+
+// Release and namespace of the operator, as the chart's README installs it.
+const (
+	demoRelease   = "kairolog-operator"
+	demoNamespace = "kairolog-system"
+	// demoImageTag is the tag the demo installs with; the node runs the
+	// binaries under bin/ for any tag of the kairolog images.
+	demoImageTag = "dev"
+)
+
+type demoOptions struct {
+	stateDir   string
+	repoDir    string
+	helm       string
+	localPort  int
+	exit       bool
+	readyAfter time.Duration
+	images     imageFlag
+	fs         *flag.FlagSet
+}
+
+func demoFlags(out io.Writer) *demoOptions {
+	o := &demoOptions{images: imageFlag{m: nodeagent.ImageMap{}}}
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.stateDir, "state-dir", ".kairo/demo", "directory for the demo's cluster, logs and kubeconfig (emptied on start)")
+	fs.StringVar(&o.repoDir, "repo", "", "repository root (default: found from the working directory)")
+	fs.StringVar(&o.helm, "helm", "", "helm binary (default: <repo>/bin/helm)")
+	fs.IntVar(&o.localPort, "local-port", 8080, "local port of the demo's own port-forward (a free one if this one is taken)")
+	fs.BoolVar(&o.exit, "exit-after-round", os.Getenv("KAIRO_DEMO_EXIT") != "", "stop everything and exit after the produce/fetch round instead of waiting for Ctrl-C (env KAIRO_DEMO_EXIT)")
+	fs.DurationVar(&o.readyAfter, "ready-timeout", 5*time.Minute, "how long to wait for the samples to be Ready")
+	fs.Var(&o.images, "image-map", "map an image repository to a binary, repo=path (repeatable; defaults: kairolog/broker=bin/broker, kairolog/operator=bin/manager)")
+	o.fs = fs
+	return o
+}
+
+// demoRun is one run of the demo: its cluster, the started helper
+// processes and the clock every stage is timed against.
+type demoRun struct {
+	o       *demoOptions
+	began   time.Time
+	out     io.Writer
+	cluster *localcluster.Cluster
+	env     []string // for helm and kubectl: KUBECONFIG, helm's own dirs
+	logDir  string
+}
+
+func demo(args []string) error {
+	o := demoFlags(os.Stderr)
+	o.fs.Usage = func() {
+		fmt.Fprint(os.Stderr, demoUsage)
+		o.fs.PrintDefaults()
+	}
+	if err := o.fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if o.repoDir == "" {
+		if o.repoDir, err = localcluster.FindRepoDir(); err != nil {
+			return err
+		}
+	}
+	if o.helm == "" {
+		o.helm = filepath.Join(o.repoDir, "bin", "helm")
+	}
+	if _, err := os.Stat(o.helm); err != nil {
+		return fmt.Errorf("helm: %w (run make helm)", err)
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		return errors.New("kubectl is not on PATH; the demo drives the cluster with it as a user would")
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("the local cluster needs root: pods get network namespaces and the node a bridge (run make demo as root)")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	d := &demoRun{o: o, began: time.Now(), out: os.Stdout}
+	defer d.stop()
+	if err := d.run(ctx); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(d.out, "\nInterrupted")
+			return nil
+		}
+		if d.cluster != nil {
+			fmt.Fprintf(d.out, "\nLogs of every process: %s\n", d.cluster.LogDir())
+		}
+		return err
+	}
+	if o.exit {
+		return nil
+	}
+	fmt.Fprintln(d.out, "Press Ctrl-C to stop the cluster and every process the demo started.")
+	<-ctx.Done()
+	stop()
+	fmt.Fprintln(d.out)
+	return nil
+}
+
+// stage prints a stage's title, runs it and prints how long it took.
+func (d *demoRun) stage(title string, fn func() error) error {
+	fmt.Fprintf(d.out, "\n[%6.1fs] %s\n", time.Since(d.began).Seconds(), title)
+	began := time.Now()
+	if err := fn(); err != nil {
+		fmt.Fprintf(d.out, "          failed after %.1fs: %v\n", time.Since(began).Seconds(), err)
+		return err
+	}
+	fmt.Fprintf(d.out, "          done in %.1fs\n", time.Since(began).Seconds())
+	return nil
+}
+
+func (d *demoRun) run(ctx context.Context) error {
+	fmt.Fprintf(d.out, "KairoLog demo: a local Kubernetes cluster, the operator from its Helm chart, the samples, one produce/fetch round.\n")
+	err := d.stage("Starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a process-backed node)", func() error {
+		cluster, err := localcluster.Start(ctx, localcluster.Options{
+			StateDir: d.o.stateDir,
+			RepoDir:  d.o.repoDir,
+			Images:   d.o.images.m,
+			Progress: indent{d.out},
+		})
+		if err != nil {
+			return err
+		}
+		d.cluster = cluster
+		d.logDir = cluster.LogDir()
+		redirectKlog(filepath.Join(d.logDir, "kairo-local.log"))
+		helmHome := filepath.Join(cluster.StateDir(), "helm")
+		d.env = append(os.Environ(),
+			"KUBECONFIG="+cluster.Kubeconfig(),
+			"HELM_CACHE_HOME="+filepath.Join(helmHome, "cache"),
+			"HELM_CONFIG_HOME="+filepath.Join(helmHome, "config"),
+			"HELM_DATA_HOME="+filepath.Join(helmHome, "data"))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	chart := filepath.Join(d.o.repoDir, "charts", "kairolog-operator")
+	err = d.stage("Installing the operator from the Helm chart", func() error {
+		return d.command(ctx, "helm.log", d.o.helm, "install", demoRelease, chart,
+			"--namespace", demoNamespace, "--create-namespace",
+			"--set", "image.tag="+demoImageTag, "--set", "brokerImage.tag="+demoImageTag,
+			"--wait", "--timeout", "5m")
+	})
+	if err != nil {
+		return err
+	}
+	err = d.stage("Applying config/samples/ (a three-broker KairoCluster, a Topic, a ConsumerGroup)", func() error {
+		return d.command(ctx, "kubectl-apply.log", "kubectl", "apply", "-k", filepath.Join(d.o.repoDir, "config", "samples"))
+	})
+	if err != nil {
+		return err
+	}
+	var target roundTarget
+	err = d.stage("Waiting for the KairoCluster, the Topic and the ConsumerGroup to be Ready", func() error {
+		var err error
+		target, err = d.waitReady(ctx)
+		return err
+	})
+	if err != nil {
+		d.showState(ctx)
+		return err
+	}
+	var fetched string
+	err = d.stage(fmt.Sprintf("Producing and fetching one record through kubectl port-forward svc/%s %d", target.service, d.o.localPort), func() error {
+		var err error
+		fetched, err = d.round(ctx, target)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.printNext(target, fetched)
+	return nil
+}
+
+// stop stops the cluster (every pod and control-plane process) and says so.
+func (d *demoRun) stop() {
+	if d.cluster == nil {
+		return
+	}
+	fmt.Fprintf(d.out, "[%6.1fs] Stopping the cluster and every process the demo started\n", time.Since(d.began).Seconds())
+	began := time.Now()
+	d.cluster.Stop()
+	fmt.Fprintf(d.out, "          stopped in %.1fs\n", time.Since(began).Seconds())
+}
+
+// command runs a CLI with the cluster's kubeconfig, echoing the command
+// line and its output (also kept in logName).
+func (d *demoRun) command(ctx context.Context, logName, name string, args ...string) error {
+	shown := filepath.Base(name)
+	fmt.Fprintf(d.out, "          $ %s %s\n", shown, strings.Join(relativeArgs(args, d.o.repoDir), " "))
+	log, err := os.Create(filepath.Join(d.logDir, logName))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = d.env
+	cmd.Stdout = io.MultiWriter(&out, log)
+	cmd.Stderr = cmd.Stdout
+	err = cmd.Run()
+	text := strings.TrimRight(out.String(), "\n")
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", shown, err, text)
+	}
+	// helm prints the chart's NOTES, which the demo's own summary replaces.
+	lines := strings.Split(text, "\n")
+	if len(lines) > 8 {
+		lines = append(lines[:8], fmt.Sprintf("(full output in %s)", filepath.Join(d.logDir, logName)))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(d.out, "          %s\n", l)
+	}
+	return nil
+}
+
+// relativeArgs shows paths inside the repository relative to it, as a user
+// would type them from its root.
+func relativeArgs(args []string, repo string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if rel, err := filepath.Rel(repo, a); err == nil && filepath.IsAbs(a) && !strings.HasPrefix(rel, "..") {
+			a = rel
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// roundTarget is what the produce/fetch round uses: the cluster's client
+// Service and a topic of that cluster.
+type roundTarget struct {
+	namespace, service, topic, group string
+}
+
+// waitReady waits until every KairoCluster, Topic and ConsumerGroup of the
+// samples' namespace is Ready, printing a line whenever the picture changes.
+func (d *demoRun) waitReady(ctx context.Context) (roundTarget, error) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = kairov1alpha1.AddToScheme(scheme)
+	c, err := client.New(d.cluster.RESTConfig(), client.Options{Scheme: scheme})
+	if err != nil {
+		return roundTarget{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.o.readyAfter)
+	defer cancel()
+	const ns = "default"
+	last := ""
+	for {
+		var clusters kairov1alpha1.KairoClusterList
+		var topics kairov1alpha1.TopicList
+		var groups kairov1alpha1.ConsumerGroupList
+		err := errors.Join(c.List(ctx, &clusters, client.InNamespace(ns)),
+			c.List(ctx, &topics, client.InNamespace(ns)), c.List(ctx, &groups, client.InNamespace(ns)))
+		if err == nil && len(clusters.Items) > 0 {
+			var parts []string
+			allReady := true
+			for _, kc := range clusters.Items {
+				ready := meta.IsStatusConditionTrue(kc.Status.Conditions, "Ready")
+				allReady = allReady && ready
+				parts = append(parts, fmt.Sprintf("kc/%s %s, %d/%d brokers", kc.Name, readiness(ready, kc.Status.Conditions), kc.Status.ReadyReplicas, kc.Spec.Replicas))
+			}
+			for _, kt := range topics.Items {
+				ready := meta.IsStatusConditionTrue(kt.Status.Conditions, "Ready")
+				allReady = allReady && ready
+				parts = append(parts, "kt/"+kt.Name+" "+readiness(ready, kt.Status.Conditions))
+			}
+			for _, kcg := range groups.Items {
+				ready := meta.IsStatusConditionTrue(kcg.Status.Conditions, "Ready")
+				allReady = allReady && ready
+				parts = append(parts, "kcg/"+kcg.Name+" "+readiness(ready, kcg.Status.Conditions))
+			}
+			line := strings.Join(parts, "; ")
+			if line != last {
+				fmt.Fprintf(d.out, "          %5.1fs  %s\n", time.Since(d.began).Seconds(), line)
+				last = line
+			}
+			if allReady {
+				return pickTarget(clusters.Items, topics.Items, groups.Items), nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return roundTarget{}, fmt.Errorf("not Ready after %s: %s", d.o.readyAfter, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// readiness is "Ready", or "not Ready (reason)".
+func readiness(ready bool, conds []metav1.Condition) string {
+	if ready {
+		return "Ready"
+	}
+	if c := meta.FindStatusCondition(conds, "Ready"); c != nil && c.Reason != "" {
+		return "not Ready (" + c.Reason + ")"
+	}
+	return "not Ready"
+}
+
+func pickTarget(clusters []kairov1alpha1.KairoCluster, topics []kairov1alpha1.Topic, groups []kairov1alpha1.ConsumerGroup) roundTarget {
+	kc := clusters[0]
+	t := roundTarget{namespace: kc.Namespace, service: kc.Name}
+	for _, kt := range topics {
+		if kt.Spec.ClusterRef.Name == kc.Name {
+			t.topic = kt.Name
+			if kt.Spec.TopicName != "" {
+				t.topic = kt.Spec.TopicName
+			}
+			break
+		}
+	}
+	for _, g := range groups {
+		if g.Spec.ClusterRef.Name == kc.Name {
+			t.group = g.Name
+			if g.Spec.GroupID != "" {
+				t.group = g.Spec.GroupID
+			}
+			break
+		}
+	}
+	return t
+}
+
+// showState prints what kubectl shows of the samples, after a failure.
+func (d *demoRun) showState(ctx context.Context) {
+	cmd := exec.CommandContext(ctx, "kubectl", "get", "kc,kt,kcg,pods", "-o", "wide")
+	cmd.Env = d.env
+	out, _ := cmd.CombinedOutput()
+	fmt.Fprintf(d.out, "\n$ kubectl get kc,kt,kcg,pods -o wide\n%s", out)
+}
+
+// round runs `kubectl port-forward svc/<cluster> <port>:8080`, produces one
+// record and fetches it back through it, and stops the port-forward so the
+// user's own can take the port. It returns the fetched record's value.
+func (d *demoRun) round(ctx context.Context, t roundTarget) (string, error) {
+	if t.topic == "" {
+		return "", errors.New("the samples have no Topic for the cluster")
+	}
+	port := d.o.localPort
+	if !portFree(port) {
+		free, err := freeLocalPort()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(d.out, "          (port %d is taken on this machine; the demo forwards %d instead)\n", port, free)
+		port = free
+	}
+	pf, err := d.portForward(ctx, t, port)
+	if err != nil {
+		return "", err
+	}
+	defer pf.Stop(2 * time.Second)
+
+	base := "http://localhost:" + strconv.Itoa(port)
+	value := "hello from make demo at " + time.Now().Format(time.TimeOnly)
+	// acks=all answers once every in-sync replica has the record, so the
+	// fetch right after it sees it (a consumer reads up to the high
+	// watermark; with acks=1 it may lag the reply by a moment).
+	body, _ := json.Marshal(map[string]string{"topic": t.topic, "key": "demo", "value": value, "acks": "all"})
+	fmt.Fprintf(d.out, "          $ curl -s -X POST %s/produce -d '%s'\n", base, body)
+	var produced struct {
+		Partition int   `json:"partition"`
+		Offset    int64 `json:"offset"`
+	}
+	reply, err := retryHTTP(ctx, func() (*http.Response, error) {
+		return http.Post(base+"/produce", "application/json", bytes.NewReader(body))
+	})
+	if err != nil {
+		return "", fmt.Errorf("produce: %w", err)
+	}
+	fmt.Fprintf(d.out, "          %s\n", reply)
+	if err := json.Unmarshal([]byte(reply), &produced); err != nil {
+		return "", fmt.Errorf("produce reply %q: %w", reply, err)
+	}
+	fetchURL := fmt.Sprintf("%s/fetch?topic=%s&partition=%d&offset=%d", base, t.topic, produced.Partition, produced.Offset)
+	fmt.Fprintf(d.out, "          $ curl -s '%s'\n", fetchURL)
+	reply, err = retryHTTP(ctx, func() (*http.Response, error) { return http.Get(fetchURL) })
+	if err != nil {
+		return "", fmt.Errorf("fetch: %w", err)
+	}
+	fmt.Fprintf(d.out, "          %s\n", reply)
+	var fetched struct {
+		Records []struct {
+			Offset  int64  `json:"offset"`
+			Message string `json:"message"`
+			Value   string `json:"value"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(reply), &fetched); err != nil {
+		return "", fmt.Errorf("fetch reply %q: %w", reply, err)
+	}
+	for _, r := range fetched.Records {
+		if r.Offset == produced.Offset && (r.Message == value || r.Value == value) {
+			fmt.Fprintf(d.out, "          fetched %q back from %s partition %d offset %d\n", value, t.topic, produced.Partition, produced.Offset)
+			return value, nil
+		}
+	}
+	return "", fmt.Errorf("the fetch did not return the produced record: %s", reply)
+}
+
+// portForward starts kubectl port-forward and waits until it listens.
+func (d *demoRun) portForward(ctx context.Context, t roundTarget, port int) (*childproc.Process, error) {
+	log, err := os.Create(filepath.Join(d.logDir, "port-forward.log"))
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"port-forward", "--namespace", t.namespace, "svc/" + t.service, fmt.Sprintf("%d:8080", port)}
+	if port == 8080 {
+		args[len(args)-1] = "8080" // as the README writes it
+	}
+	fmt.Fprintf(d.out, "          $ kubectl %s &\n", strings.Join(args, " "))
+	cmd := exec.Command("kubectl", args...)
+	cmd.Env = d.env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		_ = log.Close()
+		return nil, err
+	}
+	cmd.Stderr = log
+	p, err := childproc.StartProcess("kubectl port-forward", cmd)
+	if err != nil {
+		_ = log.Close()
+		return nil, err
+	}
+	listening := make(chan struct{})
+	go func() {
+		defer log.Close()
+		sc := bufio.NewScanner(stdout)
+		once := false
+		for sc.Scan() {
+			fmt.Fprintln(log, sc.Text())
+			if !once && strings.HasPrefix(sc.Text(), "Forwarding from") {
+				once = true
+				close(listening)
+			}
+		}
+	}()
+	select {
+	case <-listening:
+		return p, nil
+	case <-p.Done():
+		return nil, fmt.Errorf("kubectl port-forward exited: %v; see %s", p.Err(), log.Name())
+	case <-time.After(30 * time.Second):
+		p.Stop(time.Second)
+		return nil, errors.New("kubectl port-forward did not start listening within 30s")
+	case <-ctx.Done():
+		p.Stop(time.Second)
+		return nil, ctx.Err()
+	}
+}
+
+// retryHTTP retries a request while the brokers settle (a leader moving
+// right after the cluster turned Ready answers 503) and returns the body of
+// the first 2xx answer.
+func retryHTTP(ctx context.Context, do func() (*http.Response, error)) (string, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := do()
+		var body []byte
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode < 300 {
+				return strings.TrimSpace(string(body)), nil
+			}
+			err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+			if resp.StatusCode < 500 {
+				return "", err
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// printNext tells the user how to reach the cluster and what to try.
+func (d *demoRun) printNext(t roundTarget, fetched string) {
+	kubeconfig := d.cluster.Kubeconfig()
+	group := t.group
+	if group == "" {
+		group = "demo"
+	}
+	fmt.Fprintf(d.out, `
+KairoLog is running (up in %.0fs): %q went in and came back out.
+
+Try it from another shell (a third one for the commands after port-forward):
+
+  export KUBECONFIG=%s
+
+  # brokers, partitions and consumer lag, as the operator reports them
+  kubectl get kc,kt,kcg
+
+  # the brokers' HTTP API, as on any cluster
+  kubectl port-forward svc/%s 8080
+  curl -s -X POST localhost:8080/produce -d '{"topic":"%s","partition":0,"message":"hello"}'
+  curl -s 'localhost:8080/fetch?topic=%s&partition=0&offset=0'
+
+  # consume as a member of the group, then watch its lag (Ctrl-C leaves the group)
+  bin/kairoctl consume %s --group %s --from-beginning
+  kubectl get kcg %s
+
+  kubectl logs %s-0; bin/helm list -A   # the operator is the chart's release %s
+
+Logs of the control plane and the node: %s
+`, time.Since(d.began).Seconds(), fetched, kubeconfig, t.service, t.topic, t.topic, t.topic, group, group,
+		t.service, demoRelease, d.logDir)
+}
+
+// portFree reports whether port can be listened on on localhost (both
+// families, as kubectl port-forward listens on both).
+func portFree(port int) bool {
+	for _, addr := range []string{"127.0.0.1", "[::1]"} {
+		l, err := net.Listen("tcp", addr+":"+strconv.Itoa(port))
+		if err != nil {
+			if addr == "[::1]" && strings.Contains(err.Error(), "cannot assign requested address") {
+				continue // no IPv6 on this machine
+			}
+			return false
+		}
+		_ = l.Close()
+	}
+	return true
+}
+
+func freeLocalPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// redirectKlog keeps client-go's messages out of the terminal.
+func redirectKlog(path string) {
+	if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		klog.LogToStderr(false)
+		klog.SetOutput(f)
+	}
+}
+
+// indent prefixes each line written through it, so the cluster's own
+// progress reads as part of its stage.
+type indent struct{ w io.Writer }
+
+func (i indent) Write(p []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(p), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(i.w, "          "+line); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
