@@ -287,7 +287,8 @@ Try it from another shell (a third one for the commands after port-forward):
   curl -s -X POST localhost:8080/produce -d '{"topic":"%s","partition":0,"message":"hello"}'
   curl -s 'localhost:8080/fetch?topic=%s&partition=0&offset=0'
 
-  # consume as a member of the group, then watch its lag (Ctrl-C leaves the group)
+  # consume as a member of the group (Ctrl-C leaves it); meanwhile its
+  # members and lag show in the ConsumerGroup (refreshed every 30 s)
   bin/kairoctl consume %s --group %s --from-beginning
   kubectl get kcg %s
 
