@@ -71,6 +71,7 @@ var errorRules = []struct {
 	{replica.ErrNotEnoughReplicas, client.CodeNotEnoughReplicas},
 	{replica.ErrNotEnoughReplicasAfterAppend, client.CodeNotEnoughReplicas},
 	{replica.ErrTimeout, client.CodeRequestTimedOut},
+	{replica.ErrLeaderMovedAfterAppend, client.CodeLeaderNotAvailable},
 	{replica.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable},
 	{replica.ErrUnknownLeaderEpoch, client.CodeLeaderNotAvailable},
 	{replica.ErrClosed, client.CodeNotReady},

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/storage"
@@ -15,9 +16,10 @@ import (
 // With AcksAll it first refuses with ErrNotEnoughReplicas (nothing written)
 // when the ISR is smaller than min.insync.replicas, then waits until the high
 // watermark covers the batch: ErrTimeout after timeout (the batch is written
-// and may still be committed), NotLeaderError if the leadership ends
-// meanwhile, ErrNotEnoughReplicasAfterAppend if the ISR fell below the
-// minimum. Other acks return right after the local append.
+// and may still be committed), ErrLeaderMovedAfterAppend if the leadership
+// ends meanwhile (likewise), ErrNotEnoughReplicasAfterAppend if the ISR fell
+// below the minimum. Other acks return right after the local append. A
+// NotLeaderError always means nothing was written.
 func (m *Manager) Produce(ctx context.Context, topic string, partition int32, records []storage.Record, acks Acks, timeout time.Duration) (base, last int64, err error) {
 	p, err := m.partition(topic, partition)
 	if err != nil {
@@ -27,7 +29,14 @@ func (m *Manager) Produce(ctx context.Context, topic string, partition int32, re
 	if err != nil || acks != AcksAll {
 		return base, last, err
 	}
-	return base, last, p.waitReplicated(ctx, last, epoch, timeout)
+	err = p.waitReplicated(ctx, last, epoch, timeout)
+	var nl *NotLeaderError
+	if errors.As(err, &nl) {
+		// Not wrapped: callers forward or retry on a NotLeaderError, which
+		// would write this batch a second time.
+		err = fmt.Errorf("%w (%s-%d, leader now %d in epoch %d)", ErrLeaderMovedAfterAppend, nl.Topic, nl.Partition, nl.Leader, nl.Epoch)
+	}
+	return base, last, err
 }
 
 // FetchResult is a consumer fetch's answer.

@@ -32,6 +32,15 @@ var ErrUnknownLeaderEpoch = errors.New("unknown leader epoch")
 // while the producer waited (Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND).
 var ErrNotEnoughReplicasAfterAppend = errors.New("not enough in-sync replicas after append")
 
+// ErrLeaderMovedAfterAppend: acks=all, the batch was appended, but this
+// broker stopped leading the partition (or closed it) before the high
+// watermark covered the batch. The batch may survive on the new leader or be
+// truncated away: the outcome is unknown, as for a timeout, so the batch must
+// not be written again on the producer's behalf (that would store it twice
+// whenever the new leader already has it). Unlike a NotLeaderError, it does
+// not name a leader to forward to.
+var ErrLeaderMovedAfterAppend = errors.New("leadership moved before the in-sync replicas had the batch; it may or may not have been kept")
+
 // ErrNotReplica: a broker fetched as a follower of a partition it is not
 // assigned to.
 var ErrNotReplica = errors.New("broker is not a replica of the partition")
