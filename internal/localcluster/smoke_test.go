@@ -162,7 +162,10 @@ func TestSmoke(t *testing.T) {
 	if err := createPodIPOnly(ctx, client, ns); err != nil {
 		t.Fatal(err)
 	}
-	pods := waitReady(ctx, t, client, ns, "kairo-0", "kairo-1", "pod-ip-only")
+	if err := createHostNetwork(ctx, client, ns); err != nil {
+		t.Fatal(err)
+	}
+	pods := waitReady(ctx, t, client, ns, "kairo-0", "kairo-1", "pod-ip-only", "host-network")
 	t.Logf("pods ready %s after start", time.Since(began).Round(100*time.Millisecond))
 	node, err := client.CoreV1().Nodes().Get(ctx, cluster.NodeName(), metav1.GetOptions{})
 	if err != nil {
@@ -172,7 +175,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node podCIDR %q: %v", node.Spec.PodCIDR, err)
 	}
-	for _, p := range pods {
+	for _, p := range pods[:3] {
 		ip := net.ParseIP(p.Status.PodIP)
 		if ip == nil || ip.IsLoopback() || !podCIDR.Contains(ip) || p.Status.PodIP == p.Status.HostIP {
 			t.Errorf("pod %s has IP %q, want one of the node's pod range %s", p.Name, p.Status.PodIP, podCIDR)
@@ -252,24 +255,38 @@ func TestSmoke(t *testing.T) {
 		})
 	})
 	t.Run("exec", func(t *testing.T) {
-		var stdout, stderr bytes.Buffer
-		req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name("kairo-0").SubResource("exec").
-			VersionedParams(&corev1.PodExecOptions{Container: "broker", Command: []string{"sh", "-c", "hostname; cat /proc/net/dev"},
-				Stdout: true, Stderr: true}, scheme.ParameterCodec)
-		ex, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
-		if err != nil {
-			t.Fatal(err)
+		exec := func(pod, container string) (host, netdev string) {
+			var stdout, stderr bytes.Buffer
+			req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+				VersionedParams(&corev1.PodExecOptions{Container: container, Command: []string{"sh", "-c", "hostname; cat /proc/net/dev"},
+					Stdout: true, Stderr: true}, scheme.ParameterCodec)
+			ex, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+				t.Fatalf("exec in %s: %v (%s)", pod, err, stderr.String())
+			}
+			host, netdev, _ = strings.Cut(stdout.String(), "\n")
+			return host, netdev
 		}
-		if err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
-			t.Fatalf("exec: %v (%s)", err, stderr.String())
-		}
-		host, netdev, _ := strings.Cut(stdout.String(), "\n")
+		host, netdev := exec("kairo-0", "broker")
 		if host != "kairo-0" {
 			t.Errorf("hostname inside kairo-0 = %q", host)
 		}
 		// The command sees the pod's interfaces, not the node's bridge.
 		if !strings.Contains(netdev, "eth0:") || strings.Contains(netdev, "kairo-") {
 			t.Errorf("interfaces seen by exec in kairo-0:\n%s", netdev)
+		}
+		// A hostNetwork pod has the node's address, host name and network.
+		p, err := client.CoreV1().Pods(ns).Get(ctx, "host-network", metav1.GetOptions{})
+		if err != nil || p.Status.PodIP != p.Status.HostIP || p.Status.PodIP == "" {
+			t.Fatalf("hostNetwork pod status = %+v, %v; want podIP = hostIP", p.Status, err)
+		}
+		machine, _ := os.Hostname()
+		host, netdev = exec("host-network", "fixture")
+		if host != machine || !strings.Contains(netdev, "kairo-") {
+			t.Errorf("hostNetwork pod sees host name %q (want %q) and interfaces:\n%s", host, machine, netdev)
 		}
 	})
 	if os.Getenv(smokeBrokerEnv) == "" {
@@ -426,12 +443,32 @@ func createPodIPOnly(ctx context.Context, client kubernetes.Interface, ns string
 			Containers: []corev1.Container{{
 				Name:  "fixture",
 				Image: "kairolog/fixture:smoke",
-				Args:  []string{"--listen=$(POD_IP):8080", "--data-dir=/data"},
+				Args:  []string{"--listen=$(POD_IP):8080", "--data-dir=/var/lib/kairolog/data"},
 				Env: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{
 					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
 				ReadinessProbe: &corev1.Probe{PeriodSeconds: 1,
 					ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}}},
-				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/kairolog/data"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+	_, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	return err
+}
+
+// createHostNetwork runs the fixture in the node's network namespace.
+func createHostNetwork(ctx context.Context, client kubernetes.Interface, ns string) error {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "host-network", Namespace: ns},
+		Spec: corev1.PodSpec{
+			HostNetwork:                   true,
+			TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Containers: []corev1.Container{{
+				Name:         "fixture",
+				Image:        "kairolog/fixture:smoke",
+				Args:         []string{"--listen=127.0.0.1:0", "--data-dir=/var/lib/kairolog/data"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/kairolog/data"}},
 			}},
 			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
