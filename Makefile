@@ -73,6 +73,10 @@ lint-fix: ## Run golangci-lint and fix what it can.
 test: manifests generate fmt vet k8s-binaries build ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
 	go test ./... -timeout 30m
 
+.PHONY: test-e2e
+test-e2e: build k8s-binaries helm ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
+	KAIRO_E2E=1 go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v -ginkgo.no-color
+
 ##@ Build
 
 .PHONY: build
