@@ -460,8 +460,8 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		away := uniqueName("away")
 		cleanUpCluster(createCluster(groupNamespace, away, endpoint))
 		name := uniqueName("unreached")
-		cg := createGroup(name, away, nil)
-		cg = eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
+		createGroup(name, away, nil)
+		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
 			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonClusterNotReady))
 		})
 		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring("unreachable"))

@@ -243,8 +243,8 @@ var _ = Describe("Topic controller", Ordered, func() {
 		created, err := bc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: name, Partitions: 4})
 		Expect(err).NotTo(HaveOccurred())
 
-		t := createTopic(name, clusterName, func(t *kairov1alpha1.Topic) { t.Spec.Partitions = 2 })
-		t = eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
+		createTopic(name, clusterName, func(t *kairov1alpha1.Topic) { t.Spec.Partitions = 2 })
+		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
 			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonIncompatible))
 		})
 		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("4 partitions"))
@@ -295,10 +295,10 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 	It("leaves the topic on the brokers with deletionPolicy Retain", func() {
 		name := uniqueName("keep")
-		t := createTopic(name, clusterName, func(t *kairov1alpha1.Topic) {
+		createTopic(name, clusterName, func(t *kairov1alpha1.Topic) {
 			t.Spec.DeletionPolicy = kairov1alpha1.DeletionPolicyRetain
 		})
-		t = readyTopic(name)
+		t := readyTopic(name)
 		Expect(controllerutil.ContainsFinalizer(t, kairov1alpha1.FinalizerName)).To(BeFalse(),
 			"nothing to clean up, so no finalizer")
 		Expect(k8sClient.Delete(ctx, t)).To(Succeed())

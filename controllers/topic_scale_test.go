@@ -196,7 +196,7 @@ func measuredProcesses(bp *brokerProcess) map[string]int {
 	pids := map[string]int{"operator+spec": os.Getpid(), "broker": bp.cmd.Process.Pid}
 	cp := testEnv.ControlPlane
 	if cp.APIServer != nil {
-		if pid := findProcess("kube-apiserver", "--secure-port="+cp.APIServer.SecureServing.ListenAddr.Port); pid != 0 {
+		if pid := findProcess("kube-apiserver", "--secure-port="+cp.APIServer.Port); pid != 0 {
 			pids["kube-apiserver"] = pid
 		}
 	}
