@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -184,7 +183,3 @@ func say(format string, args ...any) {
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
-
-// bg is a context for work that outlives one call (port-forwards,
-// producers); each scenario stops what it started.
-func bg() context.Context { return context.Background() }
