@@ -87,11 +87,11 @@ func groupPartition(groupID string, partitions int32) int32 {
 	for _, r := range groupID {
 		if r >= 0x10000 {
 			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
+			h = 31*h + (0xD800 + (r >> 10))
+			h = 31*h + (0xDC00 + (r & 0x3FF))
 			continue
 		}
-		h = 31*h + int32(r)
+		h = 31*h + r
 	}
 	if h == -2147483648 {
 		h = 0

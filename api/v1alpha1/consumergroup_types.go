@@ -286,5 +286,5 @@ type ConsumerGroupList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ConsumerGroup{}, &ConsumerGroupList{})
+	register(&ConsumerGroup{}, &ConsumerGroupList{})
 }

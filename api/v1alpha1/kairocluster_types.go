@@ -347,5 +347,5 @@ type KairoClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&KairoCluster{}, &KairoClusterList{})
+	register(&KairoCluster{}, &KairoClusterList{})
 }

@@ -57,7 +57,7 @@ func (n *Node) joinThroughSeeds(ctx context.Context, req RegisterRequest) (Regis
 	if _, err := n.controllerAddress(); err == nil || n.IsController() {
 		return opJoin.call(n, ctx, req)
 	}
-	var lastErr error = ErrNotController
+	lastErr := ErrNotController
 	for _, addr := range n.cfg.JoinAddresses {
 		var resp RegisterResponse
 		index, err := forward(ctx, n, addr, opJoin.name, req, &resp, false)

@@ -280,9 +280,9 @@ func TestRebalanceTimeoutDropsMembersThatDoNotRejoin(t *testing.T) {
 func TestLeaveStartsRebalance(t *testing.T) {
 	e := newEnv(t)
 	const g = "analytics-workers"
-	first, err := e.c.JoinGroup(bg, ordersJoin("member-x-unknown"))
+	_, err := e.c.JoinGroup(bg, ordersJoin("member-x-unknown"))
 	wantErr(t, err, ErrUnknownMember)
-	first, err = e.c.JoinGroup(bg, ordersJoin(""))
+	first, err := e.c.JoinGroup(bg, ordersJoin(""))
 	must(t, err)
 	res := grow(t, e.c, []JoinRequest{ordersJoin(first.MemberID)}, []JoinRequest{ordersJoin("")})
 	a, b := res[0], res[1]

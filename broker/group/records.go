@@ -138,7 +138,7 @@ func msDur(ms int64) time.Duration {
 func toRecTPs(tps []TopicPartitions) []recTopicP {
 	out := make([]recTopicP, 0, len(tps))
 	for _, tp := range tps {
-		out = append(out, recTopicP{Topic: tp.Topic, Partitions: tp.Partitions})
+		out = append(out, recTopicP(tp))
 	}
 	return out
 }

@@ -89,7 +89,7 @@ func TestResetAndDeleteRefusedWhileMembersActive(t *testing.T) {
 			const g = "analytics-workers"
 			must(t, e.c.CommitOffsets(bg, CommitRequest{Group: g, Generation: NoGeneration,
 				Offsets: []OffsetCommit{{Topic: "orders", Partition: 0, Offset: 3}}}))
-			leave := func() {}
+			var leave func()
 			if kind == "simple" {
 				must(t, e.c.Join(bg, g, "member-a"))
 				leave = func() { must(t, e.c.Leave(bg, g, "member-a")) }

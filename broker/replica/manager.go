@@ -151,7 +151,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		startFetcher: m.startFetcher,
 	}
 	if err := m.openExisting(); err != nil {
-		m.closePartitions()
+		_ = m.closePartitions() // the open error is the one worth returning
 		return nil, err
 	}
 	updates, unsubscribe := cfg.Metadata.Subscribe()

@@ -150,15 +150,6 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 	return time.Since(start)
 }
 
-// produce sends one record and returns the status and decoded reply.
-func produce(t testing.TB, n *node, body string) (int, map[string]any) {
-	t.Helper()
-	st, b := n.do(t, "POST", "/produce", body)
-	var m map[string]any
-	_ = json.Unmarshal([]byte(b), &m)
-	return st, m
-}
-
 // fetchAll reads a partition through broker n from offset 0 to its high
 // watermark and returns the messages by offset.
 func fetchAll(t testing.TB, n *node, topic string, p int32) []string {

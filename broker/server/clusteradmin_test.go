@@ -112,7 +112,7 @@ func TestListGroupsIsPartialWhenABrokerDoesNotAnswer(t *testing.T) {
 func javaPartition(g string, n int32) int32 {
 	var h int32
 	for _, r := range g {
-		h = 31*h + int32(r)
+		h = 31*h + r
 	}
 	if h < 0 {
 		h = -h

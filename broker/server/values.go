@@ -10,9 +10,8 @@ import (
 // configValue is a topic config value: a JSON string, or a number or boolean
 // turned into its string form. null means "remove the override" (PATCH).
 type configValue struct {
-	v     string
-	null  bool
-	field string
+	v    string
+	null bool
 }
 
 func (c *configValue) UnmarshalJSON(b []byte) error {

@@ -41,7 +41,7 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 				}()
 			}
 			for off := int64(0); off < total; {
-				n := int64(1 + off%7)
+				n := 1 + off%7
 				var batch []Record
 				for i := off; i < min(off+n, total); i++ {
 					batch = append(batch, rec(i))

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +47,7 @@ func TestDemo(t *testing.T) {
 	// The binaries of this tree, not whatever bin/ holds.
 	bins := t.TempDir()
 	for name, pkg := range map[string]string{"kairo-local": ".", "broker": "../broker", "manager": "../manager"} {
-		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(bins, name), pkg)
+		build := exec.Command("go", "build", "-o", filepath.Join(bins, name), pkg)
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", name, err, out)
 		}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,7 +56,7 @@ func TestUpAndStop(t *testing.T) {
 		t.Fatalf("%v: run hack/build-k8s-binaries.sh first (or go test -short)", err)
 	}
 	bin := filepath.Join(t.TempDir(), "kairo-local")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}

@@ -67,7 +67,6 @@ type producer struct {
 	out       io.Writer
 	json      bool
 	pending   []client.ProduceRecord
-	sent      int
 }
 
 func (p *producer) add(line string) {

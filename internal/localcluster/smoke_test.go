@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -552,7 +551,7 @@ func portForward(t *testing.T, cfg *rest.Config, ns, pod string, port int) strin
 func buildFixture(t *testing.T, repo string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "fixture")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := "go"
 	cmd := exec.Command(goBin, "build", "-o", out, "./internal/nodeagent/testdata/fixture")
 	cmd.Dir = repo
 	if b, err := cmd.CombinedOutput(); err != nil {

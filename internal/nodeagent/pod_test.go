@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,7 +31,7 @@ var fixtureBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, "fixture")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "./testdata/fixture")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/fixture")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build fixture: %v\n%s", err, b)
 	}
