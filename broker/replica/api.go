@@ -50,8 +50,15 @@ type FetchResult struct {
 
 // Fetch reads records from offset for a consumer, from the leader only and
 // only below the high watermark. If offset is at or above the high
-// watermark it waits up to wait for the high watermark to pass it (a long
-// poll woken by the commit, not by polling). maxRecords ≤ 0 means no limit;
+// watermark it waits for the high watermark to pass it (a long poll woken by
+// the commit, not by polling): up to wait when offset is the log end (no
+// record there yet), and up to the longer of wait and replica.lag.time.max.ms
+// while the log holds a record at offset that the followers have not all
+// copied yet. Within that time a live in-sync follower has fetched it or
+// the leader has shrunk the ISR without it, either of which moves the high
+// watermark; so a consumer that reads right after an acks=1 produce gets
+// the record instead of an empty answer, without ever seeing an
+// uncommitted one. maxRecords ≤ 0 means no limit;
 // at least one record is returned if one is available, whatever maxBytes
 // says (storage's rule). An offset below the log start or above the log end
 // offset is an *OffsetOutOfRangeError carrying the log start and the high
@@ -79,11 +86,9 @@ func (p *partition) read(ctx context.Context, offset int64, maxBytes, maxRecords
 	if offset < lso || offset > max(hw, leo) {
 		return FetchResult{}, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: lso, HighWatermark: hw, LogEndOffset: leo}
 	}
-	if offset >= hw && wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
+	if offset >= hw && (wait > 0 || offset < leo) {
 		var err error
-		if hw, _, err = p.waitHW(ctx, offset, epoch, t); err != nil {
+		if hw, err = p.waitFetchable(ctx, offset, epoch, wait); err != nil {
 			return FetchResult{}, err
 		}
 	}

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -179,6 +180,43 @@ func TestClusterMetadataFencedLeaderRejoinsAsFollower(t *testing.T) {
 	}
 	if lb, fb := segmentBytes(t, bs[1], "orders"), segmentBytes(t, bs[0], "orders"); string(lb) != string(fb) {
 		t.Error("rejoined replica's bytes differ from the leader's")
+	}
+}
+
+// TestUncommittedFetchWaitIsBounded: a consumer fetch of records that
+// exist but are not committed waits for the high watermark, but no longer
+// than the replica lag time, after which the leader would have shrunk the
+// ISR; here the controller takes no ISR change, so the HW never moves and
+// the fetch answers, empty, at that bound.
+func TestUncommittedFetchWaitIsBounded(t *testing.T) {
+	const lag = 500 * time.Millisecond
+	_, bs := clusterBrokers(t, lag, func(*imageLog) ISRChanger {
+		return ISRFunc(func(context.Context, AlterISRRequest) (PartitionState, error) {
+			return PartitionState{}, errors.New("the controller is unavailable")
+		})
+	})
+	produce(t, bs[0], "orders", recordsOf("a", 5), AcksAll)
+	bs[1].stop(t)
+	bs[2].stop(t)
+	produce(t, bs[0], "orders", recordsOf("b", 3), AcksLeader)
+
+	start := time.Now()
+	res, err := bs[0].manager().Fetch(context.Background(), "orders", 0, 5, 1<<20, 0, 0)
+	took := time.Since(start)
+	if err != nil || len(res.Records) != 0 || res.HighWatermark != 5 || res.LogEndOffset != 8 {
+		t.Fatalf("fetch at 5 (HW 5, LEO 8): %d records, HW %d, LEO %d, %v", len(res.Records), res.HighWatermark, res.LogEndOffset, err)
+	}
+	if took < lag-50*time.Millisecond || took > lag+time.Second {
+		t.Fatalf("fetch of uncommitted records answered after %v, want about the replica lag time %v", took, lag)
+	}
+
+	// A longer wait of the request's own is kept.
+	start = time.Now()
+	if _, err := bs[0].manager().Fetch(context.Background(), "orders", 0, 5, 1<<20, 0, 2*lag); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 2*lag-50*time.Millisecond {
+		t.Fatalf("fetch with wait %v answered after %v", 2*lag, took)
 	}
 }
 

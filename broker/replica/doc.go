@@ -23,7 +23,11 @@
 // each follower's log end offset from its fetch offset and keeps the high
 // watermark (HW) at the smallest log end offset over the ISR; it never moves
 // back. Consumers read from the leader only and only below the HW, so they
-// never see a record that a leader change could take back.
+// never see a record that a leader change could take back. A consumer that
+// asks for a record the leader has but the HW does not cover yet (right
+// after an acks=1 produce) waits for the HW to cover it, even without a
+// long poll of its own, for at most replica.lag.time.max.ms: by then a
+// follower holding it back has been shrunk out of the ISR.
 //
 // A follower that has not been caught up with the leader's log end for
 // replica.lag.time.max.ms is proposed for removal from the ISR; one whose

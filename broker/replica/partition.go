@@ -239,3 +239,53 @@ func (p *partition) waitHW(ctx context.Context, offset int64, epoch int32, deadl
 		}
 	}
 }
+
+// waitFetchable is a consumer fetch's wait for the high watermark to pass
+// offset (see Manager.Fetch): up to wait while offset is the log end, and
+// up to the longer of wait and the replica lag time from the start of the
+// request while the log holds a record at offset, however long the wait
+// asked for. A record appended during the wait extends it. It returns the
+// high watermark it saw last; a leadership that ends or moves to another
+// epoch is a NotLeaderError.
+func (p *partition) waitFetchable(ctx context.Context, offset int64, epoch int32, wait time.Duration) (int64, error) {
+	start := time.Now()
+	dataEnd, commitEnd := start.Add(wait), start.Add(max(wait, p.env.lagMax))
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	for {
+		p.mu.Lock()
+		hw := p.hw
+		if hw > offset {
+			p.mu.Unlock()
+			return hw, nil
+		}
+		if p.closed || p.role != roleLeader || p.state.LeaderEpoch != epoch {
+			err := p.notLeaderLocked()
+			p.mu.Unlock()
+			return hw, err
+		}
+		end := dataEnd
+		if offset < p.log.LogEndOffset() {
+			end = commitEnd
+		}
+		d := time.Until(end)
+		if d <= 0 {
+			p.mu.Unlock()
+			return hw, nil
+		}
+		ch := p.hwMoved.wait()
+		p.mu.Unlock()
+		if t == nil {
+			t = time.NewTimer(d)
+		} else {
+			t.Reset(d)
+		}
+		if _, err := waitFor(ctx, ch, t); err != nil {
+			return hw, err
+		}
+	}
+}

@@ -259,13 +259,12 @@ func TestConsumersNeverSeeRecordsAboveTheHighWatermark(t *testing.T) {
 	if res.HighWatermark != 4 || res.LogEndOffset != 10 || len(res.Records) != 4 {
 		t.Fatalf("fetch: HW %d LEO %d %d records, want 4, 10, 4", res.HighWatermark, res.LogEndOffset, len(res.Records))
 	}
-	// At the HW and above it up to the log end: nothing (after the wait),
-	// as a new leader that has not yet learnt its predecessor's HW answers
-	// a consumer that read up to there; above the log end: out of range.
-	for _, off := range []int64{4, 5, 10} {
-		res, err = m.Fetch(context.Background(), "orders", 0, off, 1<<20, 0, 50*time.Millisecond)
+	// At the log end there is nothing to wait for: nothing, after the
+	// fetch's own wait.
+	for _, wait := range []time.Duration{0, 50 * time.Millisecond} {
+		res, err = m.Fetch(context.Background(), "orders", 0, 10, 1<<20, 0, wait)
 		if err != nil || len(res.Records) != 0 || res.HighWatermark != 4 {
-			t.Fatalf("fetch at %d (HW 4, LEO 10): %d records, HW %d, %v", off, len(res.Records), res.HighWatermark, err)
+			t.Fatalf("fetch at the log end 10 (HW 4) waiting %v: %d records, HW %d, %v", wait, len(res.Records), res.HighWatermark, err)
 		}
 	}
 	var oor *OffsetOutOfRangeError
@@ -273,25 +272,46 @@ func TestConsumersNeverSeeRecordsAboveTheHighWatermark(t *testing.T) {
 		t.Fatalf("fetch above the log end: %v, want OffsetOutOfRange [0, 4]", err)
 	}
 
-	// A consumer long-polling at the HW is woken when broker 1 returns
-	// and the HW moves, and sees the rest.
-	done := make(chan FetchResult, 1)
-	go func() {
-		res, err := m.Fetch(context.Background(), "orders", 0, 4, 1<<20, 0, 10*time.Second)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- res
-	}()
-	time.Sleep(50 * time.Millisecond)
-	bs[1].start(t)
+	// At the HW and above it up to the log end the records exist but broker
+	// 1, still in the ISR, lacks them: a fetch there waits for the HW, with
+	// or without a wait of its own (as a new leader that has not yet learnt
+	// its predecessor's HW answers a consumer that read up to there), and
+	// returns nothing above it. When broker 1 returns and the HW moves, the
+	// waiting consumers are woken and see the rest.
+	type answer struct {
+		off int64
+		res FetchResult
+		err error
+	}
+	done := make(chan answer, 3)
+	for _, f := range []struct {
+		off  int64
+		wait time.Duration
+	}{{4, 0}, {5, 50 * time.Millisecond}, {4, 10 * time.Second}} {
+		go func() {
+			res, err := m.Fetch(context.Background(), "orders", 0, f.off, 1<<20, 0, f.wait)
+			done <- answer{f.off, res, err}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
 	select {
-	case res := <-done:
-		if len(res.Records) == 0 || res.Records[len(res.Records)-1].Offset >= res.HighWatermark {
-			t.Errorf("woken fetch: %d records, HW %d", len(res.Records), res.HighWatermark)
+	case a := <-done:
+		t.Fatalf("fetch at %d (HW 4, LEO 10) answered before the HW moved: %d records, HW %d, %v", a.off, len(a.res.Records), a.res.HighWatermark, a.err)
+	default:
+	}
+	bs[1].start(t)
+	for range 3 {
+		select {
+		case a := <-done:
+			if a.err != nil {
+				t.Fatalf("woken fetch at %d: %v", a.off, a.err)
+			}
+			if len(a.res.Records) == 0 || a.res.Records[0].Offset != a.off || a.res.Records[len(a.res.Records)-1].Offset >= a.res.HighWatermark {
+				t.Errorf("woken fetch at %d: %d records, HW %d", a.off, len(a.res.Records), a.res.HighWatermark)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("fetches not woken by the HW moving")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("long poll not woken by the HW moving")
 	}
 }
 
