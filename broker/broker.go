@@ -64,6 +64,7 @@ type Broker struct {
 // It serves requests as soon as Ready returns nil.
 func New(cfg Config) (*Broker, error) {
 	if err := cfg.setDefaults(); err != nil {
+		closeListener(cfg.RaftListener)
 		return nil, err
 	}
 	s := cfg.Settings
@@ -76,11 +77,13 @@ func New(cfg Config) (*Broker, error) {
 	if raftAdvertise == "" {
 		var err error
 		if raftAdvertise, err = deriveRaftAdvertise(cfg.RaftListen, cfg.HTTPAdvertise); err != nil {
+			b.cancel()
+			closeListener(cfg.RaftListener)
 			return nil, err
 		}
 	}
 	node, err := cluster.Start(cluster.Config{
-		BrokerID: int(cfg.ID), DataDir: cfg.DataDir, RaftListen: cfg.RaftListen, RaftAdvertise: raftAdvertise,
+		BrokerID: int(cfg.ID), DataDir: cfg.DataDir, RaftListen: cfg.RaftListen, RaftListener: cfg.RaftListener, RaftAdvertise: raftAdvertise,
 		HTTPAdvertise: cfg.HTTPAdvertise, Rack: cfg.Rack, InitialVoters: cfg.InitialVoters,
 		JoinAddresses:     cfg.BootstrapServers,
 		HeartbeatInterval: s.BrokerHeartbeatInterval, SessionTimeout: s.BrokerSessionTimeout,
@@ -114,6 +117,14 @@ func New(cfg Config) (*Broker, error) {
 	}
 	close(b.managerReady)
 	return b, nil
+}
+
+// closeListener closes a raft listener handed over to a broker that failed
+// to start.
+func closeListener(ln net.Listener) {
+	if ln != nil {
+		_ = ln.Close()
+	}
 }
 
 // deriveRaftAdvertise is the raft listen address when it names a host, and

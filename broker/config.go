@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/cluster"
@@ -24,6 +25,12 @@ type Config struct {
 	// with RaftListen's port).
 	RaftListen    string
 	RaftAdvertise string
+	// RaftListener, when set, is the raft transport's listener, already
+	// bound: a caller that reserves its ports before starting brokers (the
+	// in-process test clusters) hands it over so no other socket can take
+	// the port in between. The broker closes it. RaftListen defaults to
+	// its address.
+	RaftListener net.Listener
 	// InitialVoters form the metadata quorum at bootstrap; empty means a
 	// one-voter cluster of this broker.
 	InitialVoters []cluster.Voter
@@ -49,6 +56,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HTTPAdvertise == "" {
 		return fmt.Errorf("broker: the HTTP advertised address is required")
+	}
+	if c.RaftListen == "" && c.RaftListener != nil {
+		c.RaftListen = c.RaftListener.Addr().String()
 	}
 	if c.RaftListen == "" {
 		c.RaftListen = ":9093"

@@ -82,6 +82,10 @@ type Config struct {
 	DataDir string
 	// RaftListen is the address the raft transport listens on (":9093").
 	RaftListen string
+	// RaftListener, when set, is the raft transport's listener, already
+	// bound (see broker.Config.RaftListener); RaftListen is then only its
+	// address. Start takes it over and closes it, also when Start fails.
+	RaftListener net.Listener
 	// RaftAdvertise is the host:port peers dial for raft; it may be a DNS
 	// name. Defaults to RaftListen when that names a host.
 	RaftAdvertise string
@@ -156,6 +160,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		return fmt.Errorf("heartbeat interval %v must be below the session timeout %v", c.HeartbeatInterval, c.SessionTimeout)
+	}
+	if c.RaftListen == "" && c.RaftListener != nil {
+		c.RaftListen = c.RaftListener.Addr().String()
 	}
 	if c.RaftAdvertise == "" {
 		host, _, err := net.SplitHostPort(c.RaftListen)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,14 +35,56 @@ type testCluster struct {
 	syncer  context.CancelFunc
 }
 
-// freeAddr returns a loopback address with a port nothing listens on.
+// freeAddr reserves a free loopback port and returns its address. The
+// port stays bound (held in ports) until start hands it to a broker, so no
+// other socket can take it in between.
 func freeAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	addr := ln.Addr().String()
+	ports.mu.Lock()
+	ports.held[addr] = ln
+	ports.mu.Unlock()
+	t.Cleanup(func() {
+		if ln := ports.take(addr); ln != nil {
+			ln.Close()
+		}
+	})
+	return addr
+}
+
+// ports holds the listeners of reserved ports until a broker takes them.
+var ports = &heldPorts{held: map[string]net.Listener{}}
+
+type heldPorts struct {
+	mu   sync.Mutex
+	held map[string]net.Listener
+}
+
+func (p *heldPorts) take(addr string) net.Listener {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ln := p.held[addr]
+	delete(p.held, addr)
+	return ln
+}
+
+// listen returns the held listener of addr, or binds addr again for a
+// restarted broker, retrying while the stopped one's socket lingers.
+func (p *heldPorts) listen(addr string) (net.Listener, error) {
+	if ln := p.take(addr); ln != nil {
+		return ln, nil
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func raftLogOutput() io.Writer {
@@ -92,8 +135,11 @@ func (c *testCluster) config(id int, rack string) Config {
 func (c *testCluster) start(cfg Config) *Node {
 	c.t.Helper()
 	tb := &testBroker{cfg: cfg}
-	ln, err := net.Listen("tcp", cfg.HTTPAdvertise)
+	ln, err := ports.listen(cfg.HTTPAdvertise)
 	if err != nil {
+		c.t.Fatal(err)
+	}
+	if cfg.RaftListener, err = ports.listen(cfg.RaftListen); err != nil {
 		c.t.Fatal(err)
 	}
 	tb.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

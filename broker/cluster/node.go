@@ -57,6 +57,14 @@ type Node struct {
 // as a non-voter through the controller. Start returns at once; Ready
 // tells when the broker has registered and caught up.
 func Start(cfg Config) (*Node, error) {
+	n, err := start(cfg)
+	if err != nil && cfg.RaftListener != nil {
+		_ = cfg.RaftListener.Close() // unless the transport closed it already
+	}
+	return n, err
+}
+
+func start(cfg Config) (*Node, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -77,10 +85,12 @@ func Start(cfg Config) (*Node, error) {
 		n.store.Close()
 		return nil, fmt.Errorf("open raft snapshots: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.RaftListen)
-	if err != nil {
-		n.store.Close()
-		return nil, fmt.Errorf("raft listen: %w", err)
+	ln := cfg.RaftListener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.RaftListen); err != nil {
+			n.store.Close()
+			return nil, fmt.Errorf("raft listen: %w", err)
+		}
 	}
 	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  &streamLayer{Listener: ln, advertise: advertisedAddr(cfg.RaftAdvertise)},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,13 +66,66 @@ type nodeOptions struct {
 	bootstrap []string
 }
 
+// freePort reserves a free loopback port and returns its address. The
+// port stays bound (held in ports) until startNode hands it to a broker,
+// so nothing else — another broker's port, an outgoing connection — can
+// take it in between, as it could when the port was only picked here and
+// bound later.
 func freePort(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	addr := l.Addr().String()
+	ports.hold(addr, l)
+	t.Cleanup(func() { ports.release(addr) })
+	return addr
+}
+
+// ports holds the listeners of reserved ports until a broker takes them.
+var ports = &heldPorts{held: map[string]net.Listener{}}
+
+type heldPorts struct {
+	mu   sync.Mutex
+	held map[string]net.Listener
+}
+
+func (p *heldPorts) hold(addr string, ln net.Listener) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held[addr] = ln
+}
+
+// release closes a reservation nothing took.
+func (p *heldPorts) release(addr string) {
+	p.mu.Lock()
+	ln := p.held[addr]
+	delete(p.held, addr)
+	p.mu.Unlock()
+	if ln != nil {
+		ln.Close()
+	}
+}
+
+// listen returns the held listener of addr, or binds addr again: a broker
+// restarted on the addresses of one that stopped. The stopped broker's
+// sockets may linger briefly, so "address already in use" is retried.
+func (p *heldPorts) listen(addr string) (net.Listener, error) {
+	p.mu.Lock()
+	ln := p.held[addr]
+	delete(p.held, addr)
+	p.mu.Unlock()
+	if ln != nil {
+		return ln, nil
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func quietLogger() *slog.Logger {
@@ -89,26 +144,27 @@ func startNode(t testing.TB, o nodeOptions) *node {
 	if o.http == "" {
 		o.http = freePort(t)
 	}
-	ln, err := net.Listen("tcp", o.http)
-	for i := 0; err != nil && i < 50; i++ { // the previous run's socket may linger briefly
-		time.Sleep(100 * time.Millisecond)
-		ln, err = net.Listen("tcp", o.http)
-	}
+	ln, err := ports.listen(o.http)
 	if err != nil {
+		t.Fatal(err)
+	}
+	raftLn, err := ports.listen(o.raft)
+	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	s := testSettings()
 	if o.settings != nil {
 		s = *o.settings
 	}
-	cfg := broker.Config{ID: o.id, DataDir: o.dataDir, HTTPAdvertise: ln.Addr().String(), RaftListen: o.raft,
+	cfg := broker.Config{ID: o.id, DataDir: o.dataDir, HTTPAdvertise: ln.Addr().String(), RaftListen: o.raft, RaftListener: raftLn,
 		InitialVoters: o.voters, BootstrapServers: o.bootstrap, Settings: s, Logger: quietLogger(), RaftLogOutput: io.Discard, RaftLogLevel: "off"}
 	if o.clock != nil {
 		cfg.Now = o.clock.Now
 	}
 	b, err := broker.New(cfg)
 	if err != nil {
-		ln.Close()
+		ln.Close() // broker.New closed raftLn
 		t.Fatal(err)
 	}
 	counter := &requestCounter{next: server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes})}
