@@ -3,6 +3,8 @@ package cluster
 import (
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 func TestControlledShutdownMovesLeadershipAtOnce(t *testing.T) {
@@ -115,6 +117,61 @@ func TestDrainThenRemove(t *testing.T) {
 	if s, _ := n0.Broker(2); s.State != "alive" && s.State != "draining" {
 		t.Fatalf("after cancel: %+v", s)
 	}
+}
+
+// TestRemovedVoterRejoinsAsNonVoter: a voter drained, stopped and removed
+// from the quorum comes back on its old raft state, in which it is still a
+// voter. It joins as a new non-voter, without unseating the controller
+// (the quorum refuses its election attempts while it is not a member).
+func TestRemovedVoterRejoinsAsNonVoter(t *testing.T) {
+	c := newTestCluster(t, 3)
+	c.startAll()
+	c.start(c.config(3, ""))
+	c.waitReady()
+	c.syncISRs()
+	n0 := c.node(0)
+	if _, err := n0.CreateTopic(ctxTimeout(t, 5*time.Second), CreateTopicRequest{Name: "t", Partitions: 4, ReplicationFactor: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if c.controller().ID() == 2 {
+		if err := c.node(2).raft.LeadershipTransfer().Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := n0.Drain(ctxTimeout(t, 5*time.Second), 2); err != nil {
+		t.Fatal(err)
+	}
+	c.eventually(15*time.Second, "broker 2 drained", func() bool {
+		s, _ := n0.Broker(2)
+		return s.State == "drained" && s.Partitions == 0
+	})
+	c.stop(2)
+	if err := n0.RemoveBroker(ctxTimeout(t, 5*time.Second), 2); err != nil {
+		t.Fatal(err)
+	}
+	ctl := c.controller()
+	term := ctl.raft.CurrentTerm()
+
+	c.restart(2)
+	c.eventually(15*time.Second, "broker 2 registered again", func() bool {
+		b := ctl.Image().Broker(2)
+		return b != nil && !b.Fenced && c.node(2).Ready() == nil
+	})
+	if b := ctl.Image().Broker(2); b.Voter || b.Draining {
+		t.Fatalf("broker 2 registered again as %+v, want a non-voter that is not draining", *b)
+	}
+	s, ok, err := ctl.raftServer(2)
+	if err != nil || !ok || s.Suffrage != raft.Nonvoter {
+		t.Fatalf("broker 2 in the raft configuration: %+v %v %v, want a non-voter", s, ok, err)
+	}
+	if !ctl.IsController() || ctl.raft.CurrentTerm() != term {
+		t.Fatalf("the controller changed (term %d, was %d) while the removed voter came back", ctl.raft.CurrentTerm(), term)
+	}
+	// It follows the metadata from now on.
+	if _, err := n0.CreateTopic(ctxTimeout(t, 5*time.Second), CreateTopicRequest{Name: "after", Partitions: 1, ReplicationFactor: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c.eventually(5*time.Second, "broker 2 to see a new topic", func() bool { return c.node(2).Image().Topic("after") != nil })
 }
 
 func TestTopicAdminThroughAnyBroker(t *testing.T) {

@@ -21,6 +21,14 @@
 // controllership to another voter first). For a clean stop call
 // ControlledShutdown, stop serving partitions, then Close.
 //
+// RemoveBroker takes a drained broker out of the quorum and the metadata
+// for good as far as that process goes: still running, it stays out. Its
+// id is free again, though: a broker started later with it — a
+// StatefulSet scaled down and up again, on the retained volume with the
+// old raft state — is refused registration, takes that as the sign that
+// it is a new incarnation of a removed broker, and joins again as a new
+// non-voter (membership.go explains why its old raft state can stay).
+//
 // # Reading metadata
 //
 // Image returns the current *metadata.Image, immutable and safe to keep.

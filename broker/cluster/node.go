@@ -43,6 +43,10 @@ type Node struct {
 	// broker is caught up once it has applied it.
 	registeredAt atomic.Uint64
 	caughtUp     atomic.Bool
+	// removed is set when the controller refuses the registration of a
+	// broker that registered earlier in this process: it was removed from
+	// the cluster while running (see membership).
+	removed atomic.Bool
 
 	ctlMu sync.Mutex
 	ctl   *controller // non-nil while this node leads
@@ -227,6 +231,9 @@ func (n *Node) CaughtUp() bool {
 // wrapping ErrNotReady with the reason.
 func (n *Node) Ready() error {
 	switch {
+	case n.removed.Load():
+		return fmt.Errorf("%w: broker %d was removed from the cluster while running; restart it to join again as a new broker",
+			ErrNotReady, n.cfg.BrokerID)
 	case n.ControllerID() < 0:
 		return fmt.Errorf("%w: the metadata quorum has no controller", ErrNotReady)
 	case n.epoch.Load() == 0:

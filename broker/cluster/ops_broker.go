@@ -99,8 +99,9 @@ func (n *Node) join(ctx context.Context, req RegisterRequest) (RegisterResponse,
 }
 
 // register records a broker that is a member of the quorum. A broker that
-// was removed from the quorum is refused, so that a removed broker still
-// running does not come back.
+// is not (it was removed) is refused with ErrUnknownBroker: a removed
+// broker still running stays out, and a new incarnation of it takes the
+// refusal as its cue to join again (membership).
 func (n *Node) register(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
 	ctl, err := n.controller()
 	if err != nil {
@@ -177,7 +178,8 @@ func (n *Node) cancelDrain(ctx context.Context, req BrokerRequest) (Empty, error
 
 // removeBroker takes an empty broker out of the quorum and then out of
 // the metadata. The quorum goes first so that the broker, if still
-// running, cannot register again in between.
+// running, cannot register again in between. The id can be used again: a
+// broker started later with it joins as a new non-voter.
 func (n *Node) removeBroker(ctx context.Context, req BrokerRequest) (Empty, error) {
 	if _, err := n.controller(); err != nil {
 		return Empty{}, err
