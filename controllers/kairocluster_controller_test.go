@@ -19,6 +19,7 @@ package controllers
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -370,6 +371,37 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			Expect(p.Replicas).NotTo(ContainElement(int32(3)), "partition %d still on broker 3", p.Partition)
 			Expect(p.Replicas).To(HaveLen(3))
 		}
+	})
+
+	It("scales up again over the retained claim of the removed broker", func() {
+		// whenScaled: Retain kept data-kairo-3, and the node starts broker 3
+		// on its old data directory: old raft state, removed from the quorum.
+		claim := &corev1.PersistentVolumeClaim{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "data-kairo-3"}, claim)).To(Succeed())
+		claimUID := claim.UID
+		_, err := os.Stat(filepath.Join(brokers.DataDir(3), "metadata"))
+		Expect(err).NotTo(HaveOccurred(), "broker 3's old raft state is gone; the spec would not test a return over it")
+
+		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) { kc.Spec.Replicas = 4 })
+		Eventually(func(g Gomega) {
+			kc := getCluster(key)
+			g.Expect(kc.Status.ReadyReplicas).To(BeEquivalentTo(4))
+			g.Expect(kc.Status.Brokers).To(HaveLen(4))
+			for _, b := range kc.Status.Brokers {
+				g.Expect(b.Ready).To(BeTrue(), "broker %d", b.ID)
+				g.Expect(b.State).To(Equal(brokerclient.BrokerAlive), "broker %d", b.ID)
+			}
+			g.Expect(kc.Status.Brokers[3].Partitions).To(BeNumerically(">", 0), "nothing was rebalanced onto the returning broker 3")
+			g.Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+		}).WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "data-kairo-3"}, claim)).To(Succeed())
+		Expect(claim.UID).To(Equal(claimUID), "broker 3 came back on a new claim")
+		b, err := svc.Broker(ctx, 3)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.Voter).To(BeFalse())
+		Expect(b.InSync).To(BeTrue())
 	})
 
 	It("grows the volume claims when spec.storage.size grows", func() {
