@@ -325,6 +325,30 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 	It("refuses a scale down the remaining brokers cannot hold, then drains and removes the broker", func() {
 		_, err := svc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: "wide", Partitions: 1, ReplicationFactor: 4})
 		Expect(err).NotTo(HaveOccurred())
+
+		By("a scale down to 1 that breaks both rules, refused with both reasons")
+		refusedAt := time.Now()
+		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) { kc.Spec.Replicas = 1 })
+		Eventually(func(g Gomega) {
+			c := condition(getCluster(key), kairov1alpha1.ConditionDegraded)
+			g.Expect(c).To(haveCondition(metav1.ConditionTrue, ReasonScaleDownRefused))
+			g.Expect(c.Message).To(ContainSubstring("Cannot scale down to 1 brokers: "))
+			g.Expect(c.Message).To(ContainSubstring("brokers 0 to 2 are the voters of the metadata quorum and cannot be removed"))
+			g.Expect(c.Message).To(ContainSubstring("topic wide has 4 replicas per partition, so the topics need at least 4 brokers"))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			var notes []string
+			for _, e := range clusterEvents(key) {
+				if e.Reason == ReasonScaleDownRefused && !e.EventTime.Time.Before(refusedAt.Truncate(time.Second)) {
+					notes = append(notes, e.Note)
+				}
+			}
+			g.Expect(notes).To(ContainElement(And(
+				ContainSubstring("brokers 0 to 2 are the voters of the metadata quorum"),
+				MatchRegexp(`topic \S+ has [34] replicas per partition`))))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("a scale down to 3, which only the wide topic prevents")
 		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) { kc.Spec.Replicas = 3 })
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)

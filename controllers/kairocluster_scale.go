@@ -126,20 +126,13 @@ func (r *KairoClusterReconciler) awaitScaleUp(ctx context.Context, st *reconcile
 // scaleDown drains brokers [want, have) and shrinks the StatefulSet once
 // they hold nothing.
 func (r *KairoClusterReconciler) scaleDown(ctx context.Context, st *reconcileState, have, want int32) (bool, error) {
-	voters := st.builder.Voters
-	if want < voters {
-		st.degrade(ReasonScaleDownRefused, fmt.Sprintf(
-			"spec.replicas is %d but brokers 0 to %d are the voters of the metadata quorum and cannot be removed; "+
-				"the cluster stays at %d brokers", want, voters-1, have))
+	if refusals := scaleDownRefusals(want, st.builder.Voters, st.meta); len(refusals) > 0 {
+		st.degrade(ReasonScaleDownRefused, fmt.Sprintf("Cannot scale down to %d brokers: %s; the cluster stays at %d brokers",
+			want, strings.Join(refusals, "; "), have))
 		return true, nil
 	}
 	if st.meta == nil {
 		st.progress(ReasonDraining, fmt.Sprintf("Waiting for the broker admin API to drain brokers %d to %d", want, have-1))
-		return true, nil
-	}
-	if topic, rf := widestTopic(st.meta); rf > want {
-		st.degrade(ReasonScaleDownRefused, fmt.Sprintf(
-			"Cannot scale down to %d brokers: topic %s has %d replicas per partition", want, topic, rf))
 		return true, nil
 	}
 	var draining []int32
@@ -298,15 +291,37 @@ func (r *KairoClusterReconciler) removeDeparted(ctx context.Context, st *reconci
 	}
 }
 
+// scaleDownRefusals are every reason a scale down to want brokers cannot
+// go ahead, so the user learns them all at once rather than one per
+// attempt: the quorum's voters cannot be removed, and the topic with the
+// highest replication factor needs that many brokers. meta is nil when
+// the admin API could not be reached; only the voter rule is known then.
+func scaleDownRefusals(want, voters int32, meta *brokerclient.Metadata) []string {
+	var out []string
+	if want < voters {
+		out = append(out, fmt.Sprintf("brokers 0 to %d are the voters of the metadata quorum and cannot be removed", voters-1))
+	}
+	if meta != nil {
+		if topic, rf := widestTopic(meta); rf > want {
+			out = append(out, fmt.Sprintf("topic %s has %d replicas per partition, so the topics need at least %d brokers", topic, rf, rf))
+		}
+	}
+	return out
+}
+
 // widestTopic is the topic with the highest replication factor, which
-// needs at least that many brokers. (A partition's replica list is longer
-// while a reassignment adds replicas; the factor is what it settles at.)
+// needs at least that many brokers; among equals, one of the user's topics
+// rather than __consumer_offsets, as the name a user recognises. (A
+// partition's replica list is longer while a reassignment adds replicas;
+// the factor is what it settles at.)
 func widestTopic(meta *brokerclient.Metadata) (string, int32) {
 	var name string
 	var widest int32
+	internal := false
 	for _, t := range meta.Topics {
-		if n := int32(t.ReplicationFactor); n > widest {
-			name, widest = t.Name, n
+		n := int32(t.ReplicationFactor)
+		if n > widest || (n == widest && internal && !t.Internal) {
+			name, widest, internal = t.Name, n, t.Internal
 		}
 	}
 	return name, widest
