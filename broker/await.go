@@ -27,12 +27,18 @@ func (b *Broker) lagging(err error, topic string, p int32) bool {
 	return t != nil && int(p) < len(t.Partitions) && int32(t.Partitions[p].Leader) == b.id
 }
 
-// awaitLeader waits until this broker's replica of topic-p serves as leader.
+// awaitLeader waits until this broker's replica of topic-p serves as
+// leader, or until it has applied a leadership of another broker that the
+// image now shows too, and reports whether either happened: asking the
+// replica again then either succeeds or names the leader to proxy to. The
+// second case is a broker that restarted on an old image naming it leader:
+// its replicas lead nothing until the metadata has caught up, and the
+// caught-up image may name another leader.
 func (b *Broker) awaitLeader(ctx context.Context, topic string, p int32) bool {
 	ctx, cancel := context.WithTimeout(ctx, replicaCatchUpWait)
 	defer cancel()
 	for {
-		if info, err := b.replicas.PartitionInfo(topic, p); err == nil && info.IsLeader {
+		if info, err := b.replicas.PartitionInfo(topic, p); err == nil && (info.IsLeader || b.ledElsewhere(info)) {
 			return true
 		}
 		select {
@@ -41,6 +47,17 @@ func (b *Broker) awaitLeader(ctx context.Context, topic string, p int32) bool {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// ledElsewhere reports whether a replica follows another leader in an epoch
+// at least as new as the one the image shows.
+func (b *Broker) ledElsewhere(info replica.PartitionInfo) bool {
+	t := b.image().Topic(info.Topic)
+	if t == nil || int(info.Partition) >= len(t.Partitions) || info.Leader < 0 || info.Leader == b.id {
+		return false
+	}
+	part := t.Partitions[info.Partition]
+	return int32(part.Leader) == info.Leader && info.LeaderEpoch >= int32(part.LeaderEpoch)
 }
 
 // awaitLocalLeaders waits for the partitions of t this broker leads, so a

@@ -89,6 +89,11 @@ type Manager struct {
 	configs map[partitionKey]map[string]string
 	closed  bool
 
+	// caughtUp is set, for good, by the first reconcile whose image was
+	// caught up with the metadata log (Metadata.Partitions); only the
+	// metadata goroutine uses it.
+	caughtUp bool
+
 	// reconciled is notified after every metadata change is applied; a
 	// follower's request that names a leader epoch this broker has not
 	// learnt yet waits on it (awaitEpoch). reconciledMu guards it.
@@ -229,15 +234,29 @@ func (m *Manager) openPartition(topic string, partition int32, overrides map[str
 	return p, nil
 }
 
+// caughtUpPoll is how often the metadata goroutine looks again while the
+// metadata is not caught up: catching up need not change the image (the
+// last entry to replay may be one already applied), so no notification is
+// certain to announce it.
+const caughtUpPoll = 20 * time.Millisecond
+
 // followMetadata applies every metadata change, one at a time, until the
 // manager closes.
 func (m *Manager) followMetadata(updates <-chan struct{}) {
 	m.reconcile()
+	poll := time.NewTicker(caughtUpPoll)
+	defer poll.Stop()
 	for {
+		var tick <-chan time.Time
+		if !m.caughtUp {
+			tick = poll.C
+		}
 		select {
 		case <-m.ctx.Done():
 			return
 		case <-updates:
+			m.reconcile()
+		case <-tick:
 			m.reconcile()
 		}
 	}
@@ -246,6 +265,15 @@ func (m *Manager) followMetadata(updates <-chan struct{}) {
 // reconcile moves every hosted partition to the role the current image gives
 // it, opens the partitions newly assigned here and deletes those no longer
 // assigned.
+//
+// Until the image has caught up with the metadata log, no partition becomes
+// leader. A restarted broker replays an image that may be old: on it, it
+// may still lead a partition whose leadership has moved, and an acks=1
+// produce it accepted there would be truncated away by the real leader's
+// log. Such partitions stay without a role (requests get NotLeaderError,
+// which is retriable) until the caught-up image says who leads. Following
+// on an old image is harmless: a leader refuses a follower of an epoch it
+// does not lead, before the follower truncates or appends anything.
 func (m *Manager) reconcile() {
 	defer func() {
 		m.reconciledMu.Lock()
@@ -253,6 +281,8 @@ func (m *Manager) reconcile() {
 		m.reconciledMu.Unlock()
 	}()
 	states, caughtUp := m.cfg.Metadata.Partitions()
+	caughtUp = caughtUp || m.caughtUp // once caught up, a broker stays so
+	m.caughtUp = caughtUp
 	known := make(map[partitionKey]PartitionState, len(states))
 	for _, st := range states {
 		known[partitionKey{st.Topic, st.Partition}] = st
@@ -280,6 +310,9 @@ func (m *Manager) reconcile() {
 			m.mu.Lock()
 			m.configs[key] = st.Config
 			m.mu.Unlock()
+		}
+		if st.Leader == m.cfg.BrokerID && !caughtUp {
+			continue // see above: not on the word of an old image
 		}
 		wasLeader, oldEpoch := p.leadership()
 		p.applyState(st)
