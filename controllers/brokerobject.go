@@ -16,7 +16,7 @@ limitations under the License.
 
 package controllers
 
-// This file holds what the Topic and ConsumerGroup reconcilers share: both
+// brokerobject.go holds what the Topic and ConsumerGroup reconcilers share: both
 // manage one object on the brokers of a referenced KairoCluster, so both look
 // the cluster up the same way, decide which resource owns a broker-side name
 // when two claim it, classify broker errors, and write status only when it

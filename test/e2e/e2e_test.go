@@ -338,7 +338,8 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 		for _, p := range brokerPods(ctx) {
 			Expect(p.Annotations["kairolog.io/config-hash"]).To(Equal(hash), "pod %s runs the new template", p.Name)
 		}
-		Expect(countEvents(ctx, "KairoCluster", clusterName, "RestartingBroker", changedAt)).To(BeNumerically(">=", 3))
+		Eventually(func() int { return countEvents(ctx, "KairoCluster", clusterName, "RestartingBroker", changedAt) }).
+			WithContext(ctx).WithTimeout(eventDelivery).Should(BeNumerically(">=", 3))
 
 		maxDown, at, who := monitor.MaxDown()
 		timeline := monitor.Transitions()
@@ -431,7 +432,9 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 			removedAt.Sub(scaledAt).Round(100*time.Millisecond))
 		Expect(drainedAt.IsZero()).To(BeFalse(), "broker 3 was never seen drained while its pod ran (states %v)", seenStates)
 		Expect(removedWithPod).To(BeFalse(), "broker 3 was removed from the metadata while its pod still existed")
-		Expect(eventOrder(ctx, "KairoCluster", clusterName, scaledAt, "Draining", "ScalingDown", "BrokerRemoved")).To(Succeed())
+		Eventually(func() error {
+			return eventOrder(ctx, "KairoCluster", clusterName, scaledAt, "Draining", "ScalingDown", "BrokerRemoved")
+		}).WithContext(ctx).WithTimeout(eventDelivery).Should(Succeed())
 
 		kc = waitClusterReady(ctx, 3, 2*time.Minute)
 		say("scaled down: brokers %s", brokersLine(kc))
@@ -463,7 +466,8 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 			g.Expect(d.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(d.Reason).To(Equal("ScaleDownRefused"))
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
-		Expect(countEvents(ctx, "KairoCluster", clusterName, "ScaleDownRefused", refusedAt)).To(BeNumerically(">=", 1))
+		Eventually(func() int { return countEvents(ctx, "KairoCluster", clusterName, "ScaleDownRefused", refusedAt) }).
+			WithContext(ctx).WithTimeout(eventDelivery).Should(BeNumerically(">=", 1))
 		Consistently(func(g Gomega) {
 			sts := &appsv1.StatefulSet{}
 			g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName}, sts)).To(Succeed())
@@ -513,7 +517,8 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 			g.Expect(list.Topics).NotTo(ContainElement(topicName))
 			g.Expect(topicDirs(topicName)).To(BeEmpty(), "partition directories left on the brokers' volumes")
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
-		Expect(countEvents(ctx, "Topic", topicName, "TopicDeleted", time.Time{})).To(BeNumerically(">=", 1))
+		Eventually(func() int { return countEvents(ctx, "Topic", topicName, "TopicDeleted", time.Time{}) }).
+			WithContext(ctx).WithTimeout(eventDelivery).Should(BeNumerically(">=", 1))
 		mustKubectl(ctx, "-n", ns, "delete", "kt", auditTopic, "--timeout=120s")
 
 		pf.Stop()
@@ -829,6 +834,11 @@ func countEvents(ctx context.Context, kind, name, reason string, since time.Time
 	}
 	return n
 }
+
+// eventDelivery bounds how long an event takes to reach the API server:
+// the controllers record events asynchronously, so the change an event
+// reports can be visible on the brokers a moment before the event is.
+const eventDelivery = 30 * time.Second
 
 // eventOrder checks that the first events with these reasons came in this
 // order.
