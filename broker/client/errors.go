@@ -152,6 +152,9 @@ func (e *Error) Body() ErrorBody {
 
 // IsCode reports whether err is (or wraps) an *Error with the given code.
 func IsCode(err error, code string) bool {
+	if err == nil {
+		return false // the common case, without the allocation errors.As costs
+	}
 	var e *Error
 	return errors.As(err, &e) && e.Code == code
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -152,7 +153,11 @@ func (s *Server) observe(r *http.Request, rt *route, rec *statusRecorder, d time
 		return
 	}
 	if dataPath && rec.status < 400 {
-		s.logDebug("Request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", d)
+		// Data-path requests are too many to log at info. The level is
+		// checked first: building the arguments allocates on every request.
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("Request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "duration", d)
+		}
 		return
 	}
 	if rt != nil && rt.quiet && rec.status < 400 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -24,12 +23,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // jsonContentType is shared by every reply: net/http only reads it.
 var jsonContentTypeHeader = []string{"application/json"}
 
+// smallReplyBytes is the size up to which net/http buffers a whole reply
+// and sets its Content-Length itself (its chunking threshold); naming it
+// for these replies, the most common ones, costs an allocation and a
+// larger header map to copy on every request.
+const smallReplyBytes = 2048
+
 func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	// Direct map writes skip Header.Set's key canonicalisation; the keys
 	// are already canonical.
 	h["Content-Type"] = jsonContentTypeHeader
-	h["Content-Length"] = []string{strconv.Itoa(len(b) + 1)}
+	if len(b)+1 > smallReplyBytes {
+		h["Content-Length"] = []string{strconv.Itoa(len(b) + 1)}
+	}
 	w.WriteHeader(status)
 	b = append(b, '\n')
 	_, _ = w.Write(b)
@@ -63,11 +70,4 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code, format string, args ...any) {
 	s.writeError(w, r, client.Errorf(code, format, args...))
-}
-
-// logDebug is for the data path, whose requests are too many to log at info.
-func (s *Server) logDebug(msg string, args ...any) {
-	if s.log.Enabled(context.Background(), slog.LevelDebug) {
-		s.log.Debug(msg, args...)
-	}
 }
