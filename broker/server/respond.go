@@ -24,9 +24,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 var jsonContentTypeHeader = []string{"application/json"}
 
 // smallReplyBytes is the size up to which net/http buffers a whole reply
-// and sets its Content-Length itself (its chunking threshold); naming it
-// for these replies, the most common ones, costs an allocation and a
-// larger header map to copy on every request.
+// and sets its Content-Length itself (its chunking threshold). Setting the
+// header ourselves for these replies, the most common ones, would cost an
+// allocation and a larger header map to copy on every request.
 const smallReplyBytes = 2048
 
 func writeRaw(w http.ResponseWriter, status int, b []byte) {
