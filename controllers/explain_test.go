@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -28,6 +29,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
+
+// openAPIPublish bounds how long the API server may take to serve a CRD's
+// schema to kubectl explain.
+const openAPIPublish = 60 * time.Second
 
 // undocumented lists every property path of a schema that has no
 // description, which `kubectl explain` would show blank.
@@ -82,13 +87,14 @@ var _ = Describe("API documentation", func() {
 		explain := func(field string) string {
 			GinkgoHelper()
 			var out []byte
-			// The API server publishes new CRD schemas to OpenAPI shortly
-			// after they are established.
+			// The API server publishes new CRD schemas to OpenAPI some
+			// seconds after they are established, and one kubectl call
+			// alone can take seconds on a loaded machine.
 			Eventually(func(g Gomega) {
 				cmd := exec.Command(kubectl, "--kubeconfig", path, "explain", field)
 				out, err = cmd.CombinedOutput()
 				g.Expect(err).NotTo(HaveOccurred(), string(out))
-			}).Should(Succeed())
+			}).WithTimeout(openAPIPublish).WithPolling(time.Second).Should(Succeed())
 			return string(out)
 		}
 		Expect(explain("kairocluster.spec.storage.size")).To(ContainSubstring("never shrink"))

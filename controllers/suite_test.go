@@ -65,7 +65,14 @@ var (
 	// managerCalls records every request the suite's manager (all the
 	// reconcilers, their caches and event recorders) sends to the API server.
 	managerCalls = &apiCallLog{}
+	// managerStopped is closed when the suite's manager has returned, with
+	// every watch it held closed.
+	managerStopped = make(chan struct{})
 )
+
+// managerShutdown bounds how long the manager may take to stop: its own
+// graceful shutdown timeout (30 s) and some slack.
+const managerShutdown = 45 * time.Second
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -101,6 +108,7 @@ var _ = BeforeSuite(func() {
 	startControllerManager()
 
 	if len(reconcilerSetups) == 0 {
+		close(managerStopped)
 		return
 	}
 	By("starting the manager with the reconcilers under test")
@@ -118,6 +126,7 @@ var _ = BeforeSuite(func() {
 	}
 	go func() {
 		defer GinkgoRecover()
+		defer close(managerStopped)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
 })
@@ -125,6 +134,9 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	By("stopping the test environment")
 	cancel()
+	// The API server drains open requests before it exits; a watch the
+	// manager has not closed yet would hold it past envtest's stop timeout.
+	Eventually(managerStopped).WithTimeout(managerShutdown).Should(BeClosed())
 	stopControllerManager()
 	Expect(testEnv.Stop()).To(Succeed())
 })
