@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -11,31 +10,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the dev cluster's log goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // portFreeOn returns a port free on every one of hosts.
 func portFreeOn(t *testing.T, hosts ...string) int {
@@ -79,7 +60,7 @@ func TestDevClusterAsDocumented(t *testing.T) {
 	hosts := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
 	httpPort, raftPort := portFreeOn(t, hosts...), portFreeOn(t, hosts...)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		cmd := newRootCmd()

@@ -19,6 +19,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/kairolog/kairolog/internal/localcluster/childproc"
+	"github.com/kairolog/kairolog/internal/syncbuf"
 )
 
 // The users' tools — kubectl, helm, kairoctl — run as subprocesses with the
@@ -219,7 +220,7 @@ func freePort() int {
 type consumerProc struct {
 	proc    *childproc.Process
 	logPath string
-	out     *syncBuffer
+	out     *syncbuf.Buffer
 }
 
 // startConsumer runs `kairoctl --broker <broker> consume <topics> --group <group> --from-beginning`.
@@ -227,7 +228,7 @@ func startConsumer(broker, group string, topics ...string) *consumerProc {
 	GinkgoHelper()
 	args := append([]string{"--broker", broker, "consume"}, topics...)
 	args = append(args, "--group", group, "--from-beginning")
-	c := &consumerProc{out: &syncBuffer{}, logPath: filepath.Join(s.workDir, "consume-"+group+".log")}
+	c := &consumerProc{out: &syncbuf.Buffer{}, logPath: filepath.Join(s.workDir, "consume-"+group+".log")}
 	logf, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.Command(filepath.Join(s.bin, "kairoctl"), args...)
@@ -267,23 +268,6 @@ func (c *consumerProc) Interrupt() error {
 func (c *consumerProc) Log() string {
 	b, _ := os.ReadFile(c.logPath)
 	return string(b)
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var httpClient = &http.Client{Timeout: 40 * time.Second}

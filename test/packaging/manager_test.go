@@ -17,7 +17,6 @@ limitations under the License.
 package packaging_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -34,6 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kairolog/kairolog/internal/syncbuf"
 )
 
 var (
@@ -72,24 +73,6 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestChartStartsTheManager runs the manager binary with the arguments the
@@ -145,7 +128,7 @@ func TestChartStartsTheManager(t *testing.T) {
 				args = append(args, a)
 			}
 
-			var logs lockedBuffer
+			var logs syncbuf.Buffer
 			cmd := exec.Command(bin, args...)
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigPath)
 			cmd.Stdout, cmd.Stderr = &logs, &logs
