@@ -94,7 +94,7 @@ var errorRules = []struct {
 var knownCodes = map[string]struct{}{}
 
 func init() {
-	for _, c := range []string{client.CodeInvalidArgument, client.CodeInvalidConfig, client.CodeInvalidPartitions,
+	for _, c := range []string{client.CodeInvalidArgument, client.CodeInvalidConfig, client.CodeInvalidPartitions, client.CodeInternalTopic,
 		client.CodeInvalidReplicationFactor, client.CodeUnknownTopic, client.CodeUnknownPartition, client.CodeUnknownBroker,
 		client.CodeTopicAlreadyExists, client.CodeReassignmentInfeasible, client.CodeBrokerNotEmpty,
 		client.CodeReassignmentInProgress, client.CodeNotReady, client.CodeNotController, client.CodeRequestTimedOut} {

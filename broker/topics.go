@@ -124,9 +124,6 @@ func (b *Broker) fillLocal(pd *client.PartitionDescription, topic string) {
 // DeleteTopic deletes a topic; every broker removes its replicas as it
 // applies the deletion.
 func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
-	if t := b.image().Topic(name); t != nil && t.Internal {
-		return client.Errorf(client.CodeInvalidArgument, "topic %q is internal and cannot be deleted", name)
-	}
 	return apiError(b.node.DeleteTopic(ctx, name))
 }
 
@@ -134,9 +131,6 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 func (b *Broker) AddPartitions(ctx context.Context, name string, partitions int32) error {
 	if partitions > b.settings.MaxPartitions {
 		return client.Errorf(client.CodeInvalidPartitions, "partitions must be at most %d (max.partitions.per.topic), got %d", b.settings.MaxPartitions, partitions)
-	}
-	if t := b.image().Topic(name); t != nil && t.Internal {
-		return client.Errorf(client.CodeInvalidArgument, "topic %q is internal; its partition count is fixed", name)
 	}
 	t, err := b.node.CreatePartitions(ctx, name, int(partitions))
 	if err != nil {

@@ -24,6 +24,8 @@ const (
 	CodeUnknownMemberID  = "UNKNOWN_MEMBER_ID"
 	CodeUnknownBroker    = "UNKNOWN_BROKER"
 
+	CodeInternalTopic = "INTERNAL_TOPIC"
+
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 
 	CodeTopicAlreadyExists      = "TOPIC_ALREADY_EXISTS"
@@ -63,6 +65,8 @@ var codeStatus = map[string]int{
 	CodeUnknownGroup:     http.StatusNotFound,
 	CodeUnknownMemberID:  http.StatusNotFound,
 	CodeUnknownBroker:    http.StatusNotFound,
+
+	CodeInternalTopic: http.StatusForbidden,
 
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 

@@ -13,6 +13,7 @@ var (
 	ErrInvalidPartitions        = metadata.ErrInvalidPartitions
 	ErrInvalidReplicationFactor = metadata.ErrInvalidReplicationFactor
 	ErrInvalidConfig            = metadata.ErrInvalidConfig
+	ErrInternalTopic            = metadata.ErrInternalTopic
 	ErrReassignmentInfeasible   = metadata.ErrReassignmentInfeasible
 	ErrReassignmentInProgress   = metadata.ErrReassignmentInProgress
 	ErrBrokerNotEmpty           = metadata.ErrBrokerNotEmpty

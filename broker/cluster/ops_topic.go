@@ -110,6 +110,9 @@ func (n *Node) deleteTopic(ctx context.Context, req TopicRequest) (Empty, error)
 	if _, err := n.controller(); err != nil {
 		return Empty{}, err
 	}
+	if err := metadata.RefuseInternal(n.Image().Topic(req.Name), "deleted"); err != nil {
+		return Empty{}, err
+	}
 	_, err := n.apply(ctx, metadata.Command{Type: metadata.CmdDeleteTopic, DeleteTopic: &metadata.DeleteTopic{Name: req.Name}})
 	return Empty{}, err
 }
@@ -124,6 +127,9 @@ func (n *Node) createPartitions(ctx context.Context, req CreatePartitionsRequest
 	t := img.Topic(req.Topic)
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, req.Topic)
+	}
+	if err := metadata.RefuseInternal(t, "given more partitions"); err != nil {
+		return nil, err
 	}
 	switch have := len(t.Partitions); {
 	case req.Partitions < have:
@@ -146,6 +152,9 @@ func (n *Node) createPartitions(ctx context.Context, req CreatePartitionsRequest
 
 func (n *Node) alterConfig(ctx context.Context, req AlterConfigRequest) (map[string]string, error) {
 	if _, err := n.controller(); err != nil {
+		return nil, err
+	}
+	if err := metadata.RefuseInternal(n.Image().Topic(req.Topic), "reconfigured"); err != nil {
 		return nil, err
 	}
 	_, err := n.apply(ctx, metadata.Command{Type: metadata.CmdAlterConfig, AlterConfig: &metadata.AlterConfig{

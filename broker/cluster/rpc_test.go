@@ -70,6 +70,24 @@ func TestInternalHTTPPaths(t *testing.T) {
 	if status, env = post("heartbeat", `{"id":42,"epoch":1}`, false); status != http.StatusNotFound || env.Code != "UNKNOWN_BROKER" {
 		t.Fatalf("unknown broker heartbeat: %d %+v", status, env)
 	}
+	// An internal topic refuses deletion, new partitions and config
+	// changes on the controller's own path too.
+	if _, err := follower.EnsureOffsetsTopic(ctxTimeout(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ op, body string }{
+		{"delete-topic", `{"name":"__consumer_offsets"}`},
+		{"create-partitions", `{"topic":"__consumer_offsets","partitions":100}`},
+		{"alter-config", `{"topic":"__consumer_offsets","set":{"retention.ms":"1"}}`},
+		{"alter-config", `{"topic":"__consumer_offsets","replace":true}`},
+	} {
+		if status, env = post(c.op, c.body, false); status != http.StatusForbidden || env.Code != "INTERNAL_TOPIC" {
+			t.Fatalf("%s %s: %d %+v", c.op, c.body, status, env)
+		}
+	}
+	if ot := follower.Image().Topic(OffsetsTopic); ot == nil || ot.Config["retention.ms"] == "1" {
+		t.Fatalf("offsets topic after refused changes: %+v", ot)
+	}
 	// The errors keep their identity across brokers.
 	_, err = follower.CreateTopic(ctxTimeout(t, 5*time.Second), CreateTopicRequest{Name: "__x", Partitions: 1, ReplicationFactor: 1})
 	if code, _ := ErrorCode(err); !isErr(err, ErrInvalidTopic) || code != "INVALID_ARGUMENT" {

@@ -56,7 +56,7 @@ var badCases = []badCase{
 	{"GET", "/topics?internal=maybe", "", 400, "INVALID_ARGUMENT", ""},
 	{"GET", "/topics/nope", "", 404, "UNKNOWN_TOPIC", ""},
 	{"DELETE", "/topics/nope", "", 404, "UNKNOWN_TOPIC", ""},
-	{"DELETE", "/topics/__consumer_offsets", "", 400, "INVALID_ARGUMENT", ""},
+	{"DELETE", "/topics/__consumer_offsets", "", 403, "INTERNAL_TOPIC", ""},
 	{"POST", "/topics/orders/partitions", `{}`, 400, "MISSING_FIELD", ""},
 	{"POST", "/topics/orders/partitions", `{"partitions":1}`, 400, "INVALID_PARTITIONS", ""},
 	{"POST", "/topics/orders/partitions", `{"partitions":-1}`, 400, "INVALID_PARTITIONS", ""},

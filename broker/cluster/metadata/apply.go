@@ -44,8 +44,8 @@ func (img *Image) apply(c Command, index uint64) error {
 		if c.DeleteTopic == nil {
 			return missing
 		}
-		if img.Topics[c.DeleteTopic.Name] == nil {
-			return fmt.Errorf("%w: %q", ErrUnknownTopic, c.DeleteTopic.Name)
+		if err := img.changeableTopic(c.DeleteTopic.Name, "deleted"); err != nil {
+			return err
 		}
 		delete(img.Topics, c.DeleteTopic.Name)
 		return nil

@@ -240,3 +240,41 @@ func TestInitClusterOnce(t *testing.T) {
 	b.expect(Command{Type: CmdCreateTopic}, ErrInvalidCommand)
 	b.expect(Command{Type: "bogus", Broker: &BrokerRef{}}, ErrUnknownBroker)
 }
+
+// TestInternalTopicRefusesChanges applies every command that would change
+// an internal topic's config, partition count or existence, as a raft
+// entry would carry it: each is refused and leaves the image as it was,
+// while the same commands on a user topic and the brokers' own changes to
+// the internal topic (ISR, reassignment) still apply.
+func TestInternalTopicRefusesChanges(t *testing.T) {
+	b := newBuilder(t).brokers("", "")
+	offsets := createTopic("__consumer_offsets", []int{0, 1}, []int{1, 0})
+	offsets.CreateTopic.Internal = true
+	offsets.CreateTopic.Config = map[string]string{"retention.ms": "-1"}
+	b.do(offsets)
+	b.do(createTopic("orders", []int{0, 1}))
+	for _, topic := range []string{"__consumer_offsets", "orders"} {
+		cmds := []Command{
+			{Type: CmdAlterConfig, AlterConfig: &AlterConfig{Topic: topic, Set: map[string]string{"retention.ms": "1"}}},
+			{Type: CmdAlterConfig, AlterConfig: &AlterConfig{Topic: topic, Replace: true}},
+			{Type: CmdAlterConfig, AlterConfig: &AlterConfig{Topic: topic, Delete: []string{"retention.ms"}}},
+			{Type: CmdCreatePartitions, CreatePartitions: &CreatePartitions{Topic: topic, Assignments: [][]int{{0, 1}}}},
+			{Type: CmdDeleteTopic, DeleteTopic: &DeleteTopic{Name: topic}},
+		}
+		for _, c := range cmds {
+			if topic == "orders" {
+				b.do(c)
+				continue
+			}
+			b.expect(c, ErrInternalTopic)
+		}
+	}
+	if c := b.img.Topic("__consumer_offsets").Config; len(c) != 1 || c["retention.ms"] != "-1" {
+		t.Fatalf("internal topic config = %v", c)
+	}
+	b.do(alterISR(b.part("__consumer_offsets", 0), "__consumer_offsets", 0))
+	b.do(reassign("__consumer_offsets", 1, 1))
+	if n := len(b.img.Topic("__consumer_offsets").Partitions); n != 2 {
+		t.Fatalf("internal topic has %d partitions", n)
+	}
+}

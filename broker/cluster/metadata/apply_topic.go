@@ -36,11 +36,32 @@ func (img *Image) createTopic(c CreateTopic) error {
 	return nil
 }
 
-func (img *Image) createPartitions(c CreatePartitions) error {
-	old := img.Topics[c.Topic]
-	if old == nil {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, c.Topic)
+// changeableTopic is nil when the topic exists and is not internal; what
+// says what the refused change would have done.
+func (img *Image) changeableTopic(name, what string) error {
+	t := img.Topics[name]
+	if t == nil {
+		return fmt.Errorf("%w: %q", ErrUnknownTopic, name)
 	}
+	return RefuseInternal(t, what)
+}
+
+// RefuseInternal is ErrInternalTopic for an internal topic: its config,
+// partition count and existence are the brokers' own. Apply checks it for
+// every such command, so no path (HTTP, a controller call, a raft entry)
+// gets around it; callers check it first to answer before proposing.
+func RefuseInternal(t *Topic, what string) error {
+	if t != nil && t.Internal {
+		return fmt.Errorf("%w: %q is managed by the brokers and cannot be %s", ErrInternalTopic, t.Name, what)
+	}
+	return nil
+}
+
+func (img *Image) createPartitions(c CreatePartitions) error {
+	if err := img.changeableTopic(c.Topic, "given more partitions"); err != nil {
+		return err
+	}
+	old := img.Topics[c.Topic]
 	rf := old.ReplicationFactor()
 	t := img.writableTopic(c.Topic)
 	for _, a := range c.Assignments {
@@ -95,8 +116,8 @@ func (img *Image) validateReplicas(a []int) error {
 }
 
 func (img *Image) alterConfig(c AlterConfig) error {
-	if img.Topics[c.Topic] == nil {
-		return fmt.Errorf("%w: %q", ErrUnknownTopic, c.Topic)
+	if err := img.changeableTopic(c.Topic, "reconfigured"); err != nil {
+		return err
 	}
 	cfg := map[string]string{}
 	if !c.Replace {

@@ -16,20 +16,24 @@ var (
 	ErrInvalidPartitions        = errors.New("invalid partition count")
 	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
 	ErrInvalidConfig            = errors.New("invalid topic config")
-	ErrInvalidAssignment        = errors.New("invalid replica assignment")
-	ErrReassignmentInfeasible   = errors.New("reassignment infeasible")
-	ErrReassignmentInProgress   = errors.New("reassignment in progress")
-	ErrBrokerNotEmpty           = errors.New("broker still holds replicas")
-	ErrUnknownBroker            = errors.New("unknown broker")
-	ErrNotController            = errors.New("not the controller")
-	ErrFencedLeaderEpoch        = errors.New("stale leader epoch")
-	ErrStalePartitionEpoch      = errors.New("stale partition epoch")
-	ErrNotLeader                = errors.New("not the partition leader")
-	ErrInvalidISR               = errors.New("invalid ISR")
-	ErrStaleBrokerEpoch         = errors.New("stale broker epoch")
-	ErrInvalidCommand           = errors.New("invalid metadata command")
-	ErrNotReady                 = errors.New("metadata not ready")
-	ErrRequestTimedOut          = errors.New("request timed out")
+	// ErrInternalTopic refuses a config, partition-count or delete change
+	// of an internal topic (__consumer_offsets): the brokers alone manage
+	// it, and such a change would lose or remap every group's state.
+	ErrInternalTopic          = errors.New("internal topic")
+	ErrInvalidAssignment      = errors.New("invalid replica assignment")
+	ErrReassignmentInfeasible = errors.New("reassignment infeasible")
+	ErrReassignmentInProgress = errors.New("reassignment in progress")
+	ErrBrokerNotEmpty         = errors.New("broker still holds replicas")
+	ErrUnknownBroker          = errors.New("unknown broker")
+	ErrNotController          = errors.New("not the controller")
+	ErrFencedLeaderEpoch      = errors.New("stale leader epoch")
+	ErrStalePartitionEpoch    = errors.New("stale partition epoch")
+	ErrNotLeader              = errors.New("not the partition leader")
+	ErrInvalidISR             = errors.New("invalid ISR")
+	ErrStaleBrokerEpoch       = errors.New("stale broker epoch")
+	ErrInvalidCommand         = errors.New("invalid metadata command")
+	ErrNotReady               = errors.New("metadata not ready")
+	ErrRequestTimedOut        = errors.New("request timed out")
 )
 
 var codes = []struct {
@@ -44,6 +48,7 @@ var codes = []struct {
 	{ErrInvalidPartitions, "INVALID_PARTITIONS", http.StatusBadRequest},
 	{ErrInvalidReplicationFactor, "INVALID_REPLICATION_FACTOR", http.StatusBadRequest},
 	{ErrInvalidConfig, "INVALID_CONFIG", http.StatusBadRequest},
+	{ErrInternalTopic, "INTERNAL_TOPIC", http.StatusForbidden},
 	{ErrInvalidAssignment, "INVALID_ARGUMENT", http.StatusBadRequest},
 	{ErrReassignmentInfeasible, "REASSIGNMENT_INFEASIBLE", http.StatusConflict},
 	{ErrReassignmentInProgress, "REASSIGNMENT_IN_PROGRESS", http.StatusConflict},
