@@ -26,6 +26,9 @@ type coordSlot struct {
 	journal *offsetsJournal
 	coord   *group.Coordinator // set when ready is closed
 	ready   chan struct{}
+	// prev is the coordinator this broker ran before on the partition, if
+	// it may still be finishing operations; the load waits for it.
+	prev *group.Coordinator
 	// ctx ends when the slot closes; loading and compaction run under it.
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -41,7 +44,10 @@ type coordinators struct {
 	log   *slog.Logger
 	mu    sync.Mutex
 	slots map[int32]*coordSlot
-	wg    sync.WaitGroup
+	// closed holds, per partition, the last coordinator closed here, until
+	// it has drained.
+	closed map[int32]*group.Coordinator
+	wg     sync.WaitGroup
 	// bg counts compactions (compaction.go); bgMu guards starting one
 	// against closeAll's wait and is never held while taking another lock.
 	bgMu     sync.Mutex
@@ -50,7 +56,8 @@ type coordinators struct {
 }
 
 func newCoordinators(b *Broker) *coordinators {
-	return &coordinators{b: b, log: b.log.With("component", "group-coordinators"), slots: map[int32]*coordSlot{}}
+	return &coordinators{b: b, log: b.log.With("component", "group-coordinators"), slots: map[int32]*coordSlot{},
+		closed: map[int32]*group.Coordinator{}}
 }
 
 // leadsOffsetsPartition reports whether the image names this broker the
@@ -79,6 +86,14 @@ func (cs *coordinators) onLeadershipChange(topic string, partition int32, leader
 	ctx, cancel := context.WithCancel(cs.b.ctx)
 	slot := &coordSlot{epoch: epoch, journal: &offsetsJournal{b: cs.b, partition: partition},
 		ready: make(chan struct{}), ctx: ctx, cancel: cancel}
+	if prev := cs.closed[partition]; prev != nil {
+		select {
+		case <-prev.Drained():
+			delete(cs.closed, partition)
+		default:
+			slot.prev = prev
+		}
+	}
 	slot.journal.grown = func() { cs.maybeCompact(partition, slot) }
 	cs.slots[partition] = slot
 	cs.wg.Add(1)
@@ -88,12 +103,15 @@ func (cs *coordinators) onLeadershipChange(topic string, partition int32, leader
 	}()
 }
 
-// closeSlot ends a coordinator; the caller holds cs.mu.
+// closeSlot ends a coordinator; the caller holds cs.mu. It does not wait
+// for the coordinator's operations (see group.Coordinator.Close): the
+// replica manager calls it from its metadata goroutine.
 func (cs *coordinators) closeSlot(partition int32, s *coordSlot) {
 	s.cancel()
 	select {
 	case <-s.ready:
 		s.coord.Close()
+		cs.closed[partition] = s.coord
 	default:
 	}
 	delete(cs.slots, partition)
@@ -107,6 +125,15 @@ func (cs *coordinators) load(ctx context.Context, partition int32, slot *coordSl
 	case <-cs.b.managerReady:
 	case <-ctx.Done():
 		return
+	}
+	// An append of the previous coordinator still in flight would land
+	// after the replay read the log end and be missed.
+	if slot.prev != nil {
+		select {
+		case <-slot.prev.Drained():
+		case <-ctx.Done():
+			return
+		}
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {

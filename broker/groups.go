@@ -164,7 +164,7 @@ func (b *Broker) localGroups() []client.GroupSummary {
 func (b *Broker) DescribeGroup(ctx context.Context, g string, topics []string) (out *client.GroupDescription, err error) {
 	err = b.onCoordinator(ctx, g,
 		func(c *group.Coordinator) error {
-			d, err := c.Describe(g, topics)
+			d, err := c.Describe(ctx, g, topics)
 			if err != nil {
 				return err
 			}

@@ -40,29 +40,23 @@ func (v groupView) PartitionCount(topic string) (int32, bool) {
 	return int32(len(t.Partitions)), true
 }
 
-func (v groupView) offsets(topic string, p int32, ts *int64) (partitionOffsets, error) {
-	ctx, cancel := context.WithTimeout(v.b.ctx, 5*time.Second)
+// groupViewTimeout bounds one read of a partition's offsets from its
+// leader, within the request's own deadline.
+const groupViewTimeout = 5 * time.Second
+
+func (v groupView) offsets(ctx context.Context, topic string, p int32, ts *int64) (partitionOffsets, error) {
+	ctx, cancel := context.WithTimeout(ctx, groupViewTimeout)
 	defer cancel()
 	return v.b.partitionOffsets(ctx, topic, p, ts)
 }
 
-func (v groupView) LogStartOffset(topic string, p int32) (int64, error) {
-	o, err := v.offsets(topic, p, nil)
-	return o.LogStartOffset, err
+func (v groupView) Bounds(ctx context.Context, topic string, p int32) (group.Bounds, error) {
+	o, err := v.offsets(ctx, topic, p, nil)
+	return group.Bounds{LogStartOffset: o.LogStartOffset, HighWatermark: o.HighWatermark, LogEndOffset: o.LogEndOffset}, err
 }
 
-func (v groupView) HighWatermark(topic string, p int32) (int64, error) {
-	o, err := v.offsets(topic, p, nil)
-	return o.HighWatermark, err
-}
-
-func (v groupView) LogEndOffset(topic string, p int32) (int64, error) {
-	o, err := v.offsets(topic, p, nil)
-	return o.LogEndOffset, err
-}
-
-func (v groupView) OffsetForTimestamp(topic string, p int32, ts int64) (int64, error) {
-	o, err := v.offsets(topic, p, &ts)
+func (v groupView) OffsetForTimestamp(ctx context.Context, topic string, p int32, ts int64) (int64, error) {
+	o, err := v.offsets(ctx, topic, p, &ts)
 	if err != nil {
 		return 0, err
 	}

@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"context"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -59,6 +61,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// metricsLagTimeout bounds the group lag reads of one scrape.
+const metricsLagTimeout = 5 * time.Second
+
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, l ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
@@ -94,10 +99,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.partitions, float64(len(stats)))
 	gauge(c.leaders, float64(leaders))
+	// Lag needs every partition's high watermark from its leader: bound the
+	// whole scrape's reads, so a slow broker costs missing series, not a
+	// scrape that never ends.
+	ctx, cancel := context.WithTimeout(b.ctx, metricsLagTimeout)
+	defer cancel()
 	for _, coord := range b.coords.loaded() {
 		for _, g := range coord.ListGroups() {
 			gauge(c.groupMembers, float64(g.Members), g.Group)
-			d, err := coord.Describe(g.Group, nil)
+			d, err := coord.Describe(ctx, g.Group, nil)
 			if err != nil {
 				continue
 			}

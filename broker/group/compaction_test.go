@@ -59,7 +59,7 @@ func TestWriteSnapshotLetsTheJournalDropEarlierRecords(t *testing.T) {
 	if got, want := view(c), view(e.c); !reflect.DeepEqual(got, want) {
 		t.Fatalf("replayed from the snapshot:\n%+v\nwant\n%+v", got, want)
 	}
-	d, err := c.Describe("proto", nil)
+	d, err := c.Describe(bg, "proto", nil)
 	must(t, err)
 	if d.Generation != 2 || len(d.Members) != 4 {
 		t.Fatalf("describe after compaction = %+v", d)

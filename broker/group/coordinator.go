@@ -1,6 +1,7 @@
 package group
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -47,9 +48,19 @@ type Coordinator struct {
 	rebalanceTimeout time.Duration
 	cleanupInterval  time.Duration
 
-	mu     sync.Mutex // guards closed and groups; never held while taking a group's mu
+	// life ends when Close is called. Journal appends and reads of other
+	// brokers' partitions run under it as well as under their request's
+	// context, so that nothing a closed coordinator started keeps waiting.
+	life    context.Context
+	endLife context.CancelFunc
+
+	mu     sync.Mutex // guards closed, groups and busy; never held while taking a group's mu
 	closed bool
 	groups map[string]*group
+	// busy counts the operations that hold or wait for a group's mutex;
+	// drained is closed once the coordinator is closed and busy is zero.
+	busy    int
+	drained chan struct{}
 
 	// onUnlock, set by tests, runs at the end of every group operation
 	// while the group's mutex is still held.
@@ -74,7 +85,9 @@ func New(cfg Config) (*Coordinator, error) {
 		rebalanceTimeout: cfg.RebalanceTimeout,
 		cleanupInterval:  cfg.CleanupInterval,
 		groups:           map[string]*group{},
+		drained:          make(chan struct{}),
 	}
+	c.life, c.endLife = context.WithCancel(context.Background())
 	if c.clock == nil {
 		c.clock = time.Now
 	}
@@ -95,7 +108,8 @@ func New(cfg Config) (*Coordinator, error) {
 func (c *Coordinator) now() time.Time { return fromMs(toMs(c.clock())) }
 
 // lockGroup returns the group locked; with create it makes a missing group,
-// otherwise it returns nil for one.
+// otherwise it returns nil for one. Every group it returns is released
+// with unlockGroup.
 func (c *Coordinator) lockGroup(id string, create bool) (*group, error) {
 	for {
 		c.mu.Lock()
@@ -112,21 +126,44 @@ func (c *Coordinator) lockGroup(id string, create bool) (*group, error) {
 			g = newGroup(id)
 			c.groups[id] = g
 		}
+		c.busy++
 		c.mu.Unlock()
 		g.mu.Lock()
 		if !g.removed {
 			return g, nil
 		}
 		g.mu.Unlock() // dropped while we waited: look again
+		c.release()
 	}
 }
 
+// relock locks a group an operation held before and let go of (a join
+// waiting for the barrier, a rebalance timer). It reports false, without
+// locking, once the coordinator is closed; the caller checks g.removed.
+func (c *Coordinator) relock(g *group) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.busy++
+	c.mu.Unlock()
+	g.mu.Lock()
+	return true
+}
+
 // unlockGroup ends an operation on g, dropping g if nothing is left in it.
+// The last operation on a group of a closed coordinator answers the joins
+// still waiting and stops its timer.
 func (c *Coordinator) unlockGroup(g *group) {
 	if c.onUnlock != nil {
 		c.onUnlock(g)
 	}
-	if !g.removed && g.isEmpty() {
+	if c.life.Err() != nil {
+		c.failAllJoins(g, ErrCoordinatorNotAvailable)
+		g.stopTimer()
+		g.state = Dead
+	} else if !g.removed && g.isEmpty() {
 		c.mu.Lock()
 		if c.groups[g.id] == g {
 			delete(c.groups, g.id)
@@ -136,6 +173,34 @@ func (c *Coordinator) unlockGroup(g *group) {
 		g.stopTimer()
 	}
 	g.mu.Unlock()
+	c.release()
+}
+
+// release ends an operation counted by lockGroup or relock.
+func (c *Coordinator) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.busy--
+	if c.closed && c.busy == 0 {
+		close(c.drained)
+	}
+}
+
+// bound returns a context that also ends when the coordinator closes.
+func (c *Coordinator) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.life, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// closedError turns the failure of a call that Close cut short into
+// ErrCoordinatorNotAvailable, which tells the client to find the new
+// coordinator.
+func (c *Coordinator) closedError(err error) error {
+	if err != nil && c.life.Err() != nil && !errors.Is(err, ErrCoordinatorNotAvailable) {
+		return fmt.Errorf("%w: the coordinator closed: %v", ErrCoordinatorNotAvailable, err)
+	}
+	return err
 }
 
 // groupIDs returns the ids of the known groups, sorted.
@@ -174,24 +239,27 @@ func (c *Coordinator) Replay(record []byte) error {
 
 // Close stops the coordinator, for when this broker no longer leads the
 // journal partition: waiting joins return ErrCoordinatorNotAvailable, as does
-// every later call. State is not journaled; the new coordinator replays it.
+// every later call, and the journal appends and remote reads in flight are
+// cancelled. State is not journaled; the new coordinator replays it.
+//
+// Close takes no group's lock, so it returns at once whatever an operation
+// is waiting for: the broker calls it from the goroutine that applies
+// metadata, which must not wait on a slow journal append or another
+// broker. Drained says when the operations that were running have ended.
 func (c *Coordinator) Close() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed {
-		c.mu.Unlock()
 		return
 	}
 	c.closed = true
-	groups := make([]*group, 0, len(c.groups))
-	for _, g := range c.groups {
-		groups = append(groups, g)
-	}
-	c.mu.Unlock()
-	for _, g := range groups {
-		g.mu.Lock()
-		c.failAllJoins(g, ErrCoordinatorNotAvailable)
-		g.stopTimer()
-		g.state = Dead
-		g.mu.Unlock()
+	c.endLife()
+	if c.busy == 0 {
+		close(c.drained)
 	}
 }
+
+// Drained is closed once Close has been called and no operation of the
+// coordinator holds a group any more, so none can append to the journal:
+// a coordinator that replays the same partition waits for it first.
+func (c *Coordinator) Drained() <-chan struct{} { return c.drained }

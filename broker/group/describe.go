@@ -137,8 +137,9 @@ type PartitionLag struct {
 // Describe describes a group: ErrUnknownGroup for a group with no members,
 // offsets, saved assignments or config. Offsets lists the committed
 // partitions plus every partition of topics (ErrUnknownTopic for a topic
-// that does not exist).
-func (c *Coordinator) Describe(groupID string, topics []string) (Description, error) {
+// that does not exist). The group is read under its lock; the partitions'
+// offsets are read afterwards from their leaders, under ctx.
+func (c *Coordinator) Describe(ctx context.Context, groupID string, topics []string) (Description, error) {
 	gid, err := cleanName("group", groupID)
 	if err != nil {
 		return Description{}, err
@@ -177,7 +178,10 @@ func (c *Coordinator) Describe(groupID string, topics []string) (Description, er
 	}
 	c.unlockGroup(g)
 
-	// Offsets are read without the group's lock: they come from the logs.
+	// Offsets are read without the group's lock: they come from the
+	// partitions' leaders, which may be slow or unreachable.
+	ctx, stop := c.bound(ctx)
+	defer stop()
 	tps := make([]TopicPartition, 0, len(want))
 	for tp := range want {
 		tps = append(tps, tp)
@@ -185,33 +189,36 @@ func (c *Coordinator) Describe(groupID string, topics []string) (Description, er
 	sortTPs(tps)
 	d.Offsets = make([]PartitionLag, 0, len(tps))
 	for _, tp := range tps {
-		pl := c.partitionLag(tp, committedAt)
+		pl := c.partitionLag(ctx, tp, committedAt)
 		if pl.Lag > 0 {
 			d.TotalLag += pl.Lag
 		}
 		d.Offsets = append(d.Offsets, pl)
 	}
+	// A request that ended, or a coordinator that closed, would leave
+	// every remaining partition at -1: answer that rather than a partial
+	// description.
+	if err := ctx.Err(); err != nil {
+		return Description{}, c.closedError(err)
+	}
 	return d, nil
 }
 
-func (c *Coordinator) partitionLag(tp TopicPartition, committedAt map[TopicPartition]committed) PartitionLag {
+func (c *Coordinator) partitionLag(ctx context.Context, tp TopicPartition, committedAt map[TopicPartition]committed) PartitionLag {
 	pl := PartitionLag{Topic: tp.Topic, Partition: tp.Partition, CommittedOffset: -1, HighWatermark: -1, LogEndOffset: -1, Lag: -1}
 	co, has := committedAt[tp]
 	if has {
 		pl.CommittedOffset, pl.Metadata = co.offset, co.metadata
 	}
-	if leo, err := c.partitions.LogEndOffset(tp.Topic, tp.Partition); err == nil {
-		pl.LogEndOffset = leo
-	}
-	hw, err := c.partitions.HighWatermark(tp.Topic, tp.Partition)
+	b, err := c.partitions.Bounds(ctx, tp.Topic, tp.Partition)
 	if err != nil {
 		return pl
 	}
-	pl.HighWatermark = hw
+	pl.LogEndOffset, pl.HighWatermark = b.LogEndOffset, b.HighWatermark
 	if has {
-		pl.Lag = max(0, hw-co.offset)
-	} else if start, err := c.partitions.LogStartOffset(tp.Topic, tp.Partition); err == nil {
-		pl.Lag = max(0, hw-start)
+		pl.Lag = max(0, b.HighWatermark-co.offset)
+	} else {
+		pl.Lag = max(0, b.HighWatermark-b.LogStartOffset)
 	}
 	return pl
 }

@@ -15,7 +15,7 @@ func TestDescribe(t *testing.T) {
 	e.topics.set("orders", 2, 5, 5, 5)
 	e.topics.set("payments", 0, 3, 10, 12)
 
-	_, err := e.c.Describe(g, nil)
+	_, err := e.c.Describe(bg, g, nil)
 	wantErr(t, err, ErrUnknownGroup)
 
 	_, err = e.c.SetConfig(bg, g, GroupConfig{SessionTimeout: 45 * time.Second})
@@ -31,7 +31,7 @@ func TestDescribe(t *testing.T) {
 		{Topic: "orders", Partition: 2, Offset: 5},
 	}}))
 
-	d, err := e.c.Describe(g, []string{"payments"})
+	d, err := e.c.Describe(bg, g, []string{"payments"})
 	must(t, err)
 	want := Description{
 		Group: g, State: Stable, Generation: 1, AssignmentStrategy: StrategyRange,
@@ -60,7 +60,7 @@ func TestDescribe(t *testing.T) {
 	_, err = e.c.Rebalance(bg, g, "payments")
 	must(t, err)
 	e.topics.remove("orders")
-	d, err = e.c.Describe(g, nil)
+	d, err = e.c.Describe(bg, g, nil)
 	must(t, err)
 	for _, m := range d.Members {
 		if m.ID == "member-s" && (len(m.Topics) != 1 || m.Topics[0] != "payments" || len(m.Assignment) != 1) {
@@ -70,7 +70,7 @@ func TestDescribe(t *testing.T) {
 	if d.Offsets[0].HighWatermark != -1 || d.Offsets[0].Lag != -1 || d.TotalLag != 0 {
 		t.Fatalf("deleted topic's offsets = %+v total %d", d.Offsets[0], d.TotalLag)
 	}
-	_, err = e.c.Describe(g, []string{"nope"})
+	_, err = e.c.Describe(bg, g, []string{"nope"})
 	wantErr(t, err, ErrUnknownTopic)
 }
 
@@ -93,7 +93,7 @@ func TestListGroups(t *testing.T) {
 	if got := e.c.ListGroups(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("list = %+v", got)
 	}
-	if _, err := e.c.Describe("config-only", nil); err != nil {
+	if _, err := e.c.Describe(bg, "config-only", nil); err != nil {
 		t.Fatalf("a group with only a config is still a group: %v", err)
 	}
 }

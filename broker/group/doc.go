@@ -53,4 +53,14 @@
 // completes the barrier (the last joiner, a leave, the rebalance timer or the
 // cleanup pass) answers every waiting join. The coordinator's own mutex only
 // guards the map of groups and is never held while a group mutex is taken.
+//
+// Nothing that waits on another broker runs under a group's mutex: the
+// offsets that Describe and ResetOffsets read from partition leaders are
+// read after the group is let go of (a reset checks for members again
+// before it writes), under the request's context. Close takes no group
+// mutex at all: it marks the coordinator closed and cancels the journal
+// appends and reads in flight, so the broker can call it from the
+// goroutine that applies metadata whatever its groups are waiting for;
+// the last operation on each group answers its waiting joins, and Drained
+// says when none is left.
 package group

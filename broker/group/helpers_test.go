@@ -95,22 +95,12 @@ func (f *fakeTopics) part(topic string, p int32) (fakePartition, error) {
 	return ps[p], nil
 }
 
-func (f *fakeTopics) LogStartOffset(topic string, p int32) (int64, error) {
+func (f *fakeTopics) Bounds(ctx context.Context, topic string, p int32) (Bounds, error) {
 	fp, err := f.part(topic, p)
-	return fp.start, err
+	return Bounds{LogStartOffset: fp.start, HighWatermark: fp.hw, LogEndOffset: fp.leo}, err
 }
 
-func (f *fakeTopics) HighWatermark(topic string, p int32) (int64, error) {
-	fp, err := f.part(topic, p)
-	return fp.hw, err
-}
-
-func (f *fakeTopics) LogEndOffset(topic string, p int32) (int64, error) {
-	fp, err := f.part(topic, p)
-	return fp.leo, err
-}
-
-func (f *fakeTopics) OffsetForTimestamp(topic string, p int32, ts int64) (int64, error) {
+func (f *fakeTopics) OffsetForTimestamp(ctx context.Context, topic string, p int32, ts int64) (int64, error) {
 	fp, err := f.part(topic, p)
 	if err != nil {
 		return 0, err

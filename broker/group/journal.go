@@ -48,11 +48,20 @@ func (j *MemoryJournal) Records() [][]byte {
 // write makes one change: it encodes r, appends it to the journal and, only
 // if that succeeded, applies it. The caller holds g.mu, so the journal order
 // of a group's records is the order they were applied in.
+//
+// A closed coordinator writes nothing more, and Close cancels an append in
+// flight: its outcome is then unknown to the caller, as after any failed
+// append, and the next coordinator replays whatever the journal kept.
 func (c *Coordinator) write(ctx context.Context, g *group, r *record) error {
 	r.V = recordVersion
 	r.Group = g.id
+	if c.life.Err() != nil {
+		return fmt.Errorf("%w: not storing %s record of group %q", ErrCoordinatorNotAvailable, r.Type, g.id)
+	}
+	ctx, stop := c.bound(ctx)
+	defer stop()
 	if err := c.journal.Append(ctx, g.id, encodeRecord(r)); err != nil {
-		return fmt.Errorf("storing %s record of group %q: %w", r.Type, g.id, err)
+		return c.closedError(fmt.Errorf("storing %s record of group %q: %w", r.Type, g.id, err))
 	}
 	c.apply(g, r)
 	return nil

@@ -8,21 +8,30 @@ import (
 
 // Partitions is what the coordinator reads from the broker's logs: topic
 // sizes for validation and assignment, offsets for lag and offset resets.
+// Topic sizes come from the broker's metadata and are read under a group's
+// lock; offsets come from each partition's leader, often another broker,
+// so they are read without one and under the request's context.
 // Offset methods return an error wrapping ErrUnknownTopic or
 // ErrUnknownPartition for a partition that does not exist.
 type Partitions interface {
 	// PartitionCount returns the number of partitions of topic and whether
 	// the topic exists.
 	PartitionCount(topic string) (int32, bool)
-	// LogStartOffset is the first offset still stored.
-	LogStartOffset(topic string, partition int32) (int64, error)
-	// HighWatermark is the end of what consumers may read.
-	HighWatermark(topic string, partition int32) (int64, error)
-	// LogEndOffset is the offset the next record will get.
-	LogEndOffset(topic string, partition int32) (int64, error)
+	// Bounds returns a partition's offsets as its leader sees them.
+	Bounds(ctx context.Context, topic string, partition int32) (Bounds, error)
 	// OffsetForTimestamp is the first offset whose record timestamp (Unix
 	// ms) is at or after timestampMs, or the high watermark if none is.
-	OffsetForTimestamp(topic string, partition int32, timestampMs int64) (int64, error)
+	OffsetForTimestamp(ctx context.Context, topic string, partition int32, timestampMs int64) (int64, error)
+}
+
+// Bounds are a partition's offsets.
+type Bounds struct {
+	// LogStartOffset is the first offset still stored.
+	LogStartOffset int64
+	// HighWatermark is the end of what consumers may read.
+	HighWatermark int64
+	// LogEndOffset is the offset the next record will get.
+	LogEndOffset int64
 }
 
 // NoGeneration is the Generation of an unfenced commit.

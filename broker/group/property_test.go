@@ -176,7 +176,7 @@ func randomAdmin(ctx context.Context, t testing.TB, e *env, r *rand.Rand, group 
 		case 10:
 			_ = c.Snapshot()
 		case 11:
-			_, err := c.Describe(group, []string{"payments"})
+			_, err := c.Describe(bg, group, []string{"payments"})
 			expected("describe", err)
 		}
 		time.Sleep(time.Duration(r.Intn(3000)) * time.Microsecond)
@@ -205,7 +205,7 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 				t.Fatal("operations did not finish in time")
 			}
 
-			if d, err := e.c.Describe(g, nil); err == nil {
+			if d, err := e.c.Describe(bg, g, nil); err == nil {
 				t.Logf("generation %d, %d members, state %v, %d journal records", d.Generation, len(d.Members), d.State, len(e.journal.Records()))
 			}
 			// Quiet now: everyone expires, the last rebalance ends, and the

@@ -109,18 +109,24 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResul
 	select {
 	case r := <-j.reply:
 		return r.res, r.err
+	case <-c.life.Done():
+		select {
+		case r := <-j.reply: // answered just before the close
+			return r.res, r.err
+		default:
+			return JoinResult{}, fmt.Errorf("%w: the coordinator closed during the rebalance", ErrCoordinatorNotAvailable)
+		}
 	case <-ctx.Done():
 	}
-	g.mu.Lock()
-	if !g.removed && g.joins[mid] == j {
-		delete(g.joins, mid)
-		if m := g.members[mid]; m != nil && m.transient {
-			delete(g.members, mid)
+	if c.relock(g) {
+		if !g.removed && g.joins[mid] == j {
+			delete(g.joins, mid)
+			if m := g.members[mid]; m != nil && m.transient {
+				delete(g.members, mid)
+			}
+			c.settle(ctx, g)
 		}
-		c.settle(ctx, g)
 		c.unlockGroup(g)
-	} else {
-		g.mu.Unlock()
 	}
 	select {
 	case r := <-j.reply: // answered while we were giving up

@@ -58,7 +58,7 @@ func TestJoinSyncHeartbeat(t *testing.T) {
 		!reflect.DeepEqual(res.Members, []JoinedMember{{ID: a, Topics: []string{"orders"}}}) {
 		t.Fatalf("join = %+v", res)
 	}
-	if d, _ := e.c.Describe(g, nil); d.State != CompletingRebalance {
+	if d, _ := e.c.Describe(bg, g, nil); d.State != CompletingRebalance {
 		t.Fatalf("state before sync = %v", d.State)
 	}
 	got, err := e.c.SyncGroup(bg, g, a, 1)
@@ -66,7 +66,7 @@ func TestJoinSyncHeartbeat(t *testing.T) {
 	if !reflect.DeepEqual(got, tps("orders", 0, 1, 2, 3)) {
 		t.Fatalf("sync = %+v", got)
 	}
-	if d, _ := e.c.Describe(g, nil); d.State != Stable {
+	if d, _ := e.c.Describe(bg, g, nil); d.State != Stable {
 		t.Fatalf("state after sync = %v", d.State)
 	}
 	must(t, e.c.HeartbeatGroup(bg, g, a, 1))
@@ -119,7 +119,7 @@ func TestJoinSyncHeartbeat(t *testing.T) {
 	if again.Generation != 2 {
 		t.Fatalf("rejoin = %+v, want generation 2", again)
 	}
-	if d, _ := e.c.Describe(g, nil); d.State != Stable {
+	if d, _ := e.c.Describe(bg, g, nil); d.State != Stable {
 		t.Fatalf("state = %v after an unchanged rejoin", d.State)
 	}
 }
@@ -129,7 +129,7 @@ func waitState(t testing.TB, c *Coordinator, g string, want State) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		d, err := c.Describe(g, nil)
+		d, err := c.Describe(bg, g, nil)
 		if err == nil && d.State == want {
 			return
 		}
@@ -208,7 +208,7 @@ func TestConcurrentJoinsConverge(t *testing.T) {
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				d, err := e.c.Describe(g, nil)
+				d, err := e.c.Describe(bg, g, nil)
 				must(t, err)
 				if d.State == Stable && len(d.Members) == n {
 					checkCovers(t, d, map[string]int32{"orders": 4, "payments": 7})
@@ -304,7 +304,7 @@ func TestLeaveStartsRebalance(t *testing.T) {
 
 	// The last member leaving empties the generation.
 	must(t, e.c.LeaveGroup(bg, g, a.MemberID))
-	d, err := e.c.Describe(g, nil)
+	d, err := e.c.Describe(bg, g, nil)
 	if err == nil {
 		t.Fatalf("group without members, offsets or config still described: %+v", d)
 	}
@@ -423,7 +423,7 @@ func TestCloseAnswersWaitingJoins(t *testing.T) {
 	e.c.Close()
 	wantErr(t, <-done, ErrCoordinatorNotAvailable)
 	wantErr(t, e.c.Join(bg, g, "x"), ErrCoordinatorNotAvailable)
-	_, err = e.c.Describe(g, nil)
+	_, err = e.c.Describe(bg, g, nil)
 	wantErr(t, err, ErrCoordinatorNotAvailable)
 }
 
@@ -473,7 +473,7 @@ func TestStrategyChangeStartsRebalance(t *testing.T) {
 	wantErr(t, e.c.HeartbeatGroup(bg, g, res[0].MemberID, res[0].Generation), ErrRebalanceInProgress)
 	ra.MemberID, rb.MemberID = res[0].MemberID, res[1].MemberID
 	joinAll(t, e.c, ra, rb)
-	d, err := e.c.Describe(g, nil)
+	d, err := e.c.Describe(bg, g, nil)
 	must(t, err)
 	if d.AssignmentStrategy != StrategyRoundRobin || d.Generation != 3 {
 		t.Fatalf("describe = %+v", d)

@@ -85,14 +85,15 @@ func (c *Coordinator) settle(ctx context.Context, g *group) {
 // rebalanceExpired completes the rebalance epoch of g at its deadline,
 // dropping the members that did not rejoin.
 func (c *Coordinator) rebalanceExpired(g *group, epoch uint64) {
-	g.mu.Lock()
+	if !c.relock(g) {
+		return // closed: the next coordinator completes the rebalance
+	}
+	defer c.unlockGroup(g)
 	if g.removed || g.epoch != epoch || g.state != PreparingRebalance {
-		g.mu.Unlock()
 		return
 	}
 	g.timer = nil
 	c.completeRebalance(context.Background(), g, c.now())
-	c.unlockGroup(g)
 }
 
 // completeRebalance ends the barrier: members with a pending join form the

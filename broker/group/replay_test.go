@@ -70,7 +70,7 @@ func TestRestartReplaysJournal(t *testing.T) {
 		t.Fatalf("after restart:\n%+v\nwant\n%+v", got, want)
 	}
 	// The restarted coordinator carries the generation on.
-	d, err := c.Describe("proto", nil)
+	d, err := c.Describe(bg, "proto", nil)
 	must(t, err)
 	if d.State != Stable || d.Generation != 2 || len(d.Members) != 4 {
 		t.Fatalf("describe after restart = %+v", d)
@@ -155,7 +155,7 @@ func TestReplayResumesPendingRebalance(t *testing.T) {
 	// Nobody rejoins: the cleanup pass ends it at the deadline.
 	c = replayAll()
 	must(t, c.CleanupOnce(bg, e.clock.Now().Add(30*time.Second)))
-	if d, _ := c.Describe(g, nil); d.State != PreparingRebalance {
+	if d, _ := c.Describe(bg, g, nil); d.State != PreparingRebalance {
 		t.Fatalf("rebalance ended before its deadline: %v", d.State)
 	}
 	must(t, c.CleanupOnce(bg, e.clock.Now().Add(time.Minute)))
@@ -279,7 +279,7 @@ func FuzzReplay(f *testing.F) {
 		// Whatever was loaded can be served, snapshotted and reloaded.
 		snap := c.Snapshot()
 		for _, id := range c.groupIDs() {
-			_, _ = c.Describe(id, []string{"orders"})
+			_, _ = c.Describe(bg, id, []string{"orders"})
 			_, _ = c.Members(id)
 		}
 		c2, err := New(cfg)

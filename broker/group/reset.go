@@ -40,6 +40,13 @@ type PartitionOffset struct {
 // ErrNonEmptyGroup while the group has any member (simple or protocol), since
 // a live consumer would overwrite the reset with its next commit; members
 // leave, or are removed when stale, first.
+//
+// The target offsets come from the partitions' leaders, often other
+// brokers, so they are read under ctx without the group's lock: a slow
+// broker then holds up only this request, not the group's other requests
+// nor the coordinator's Close. The group is checked for members before the
+// reads and again, under its lock, right before the write, so a member that
+// joined in between still makes the reset fail.
 func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, req ResetRequest) ([]PartitionOffset, error) {
 	gid, err := cleanName("group", groupID)
 	if err != nil {
@@ -59,6 +66,20 @@ func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, req Rese
 		return nil, fmt.Errorf("%w: reset target %q is not earliest, latest, offset or timestamp", ErrInvalidArgument, req.To)
 	}
 
+	topics, err := c.resetTopics(gid, req.Topics)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := c.bound(ctx)
+	defer stop()
+	out, err := c.resetTargets(ctx, req, topics)
+	if err != nil {
+		return nil, c.closedError(err)
+	}
+	if len(out) == 0 {
+		return []PartitionOffset{}, nil
+	}
+
 	g, err := c.lockGroup(gid, true)
 	if err != nil {
 		return nil, err
@@ -67,16 +88,45 @@ func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, req Rese
 	if n := len(g.members); n > 0 {
 		return nil, fmt.Errorf("%w: group %q has %d members", ErrNonEmptyGroup, gid, n)
 	}
-	topics := req.Topics
-	if len(topics) == 0 {
-		topics = g.committedTopics()
-		if len(topics) == 0 {
-			return nil, fmt.Errorf("%w: no topics given and group %q has no committed offsets", ErrInvalidArgument, gid)
+	rec := &record{Type: recOffsets, TS: toMs(c.now())}
+	for _, o := range out {
+		rec.Offsets = append(rec.Offsets, recOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
+	}
+	if err := c.write(ctx, g, rec); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// resetTopics refuses a reset of a group with members and returns the
+// topics to reset: those asked for, else those the group has committed
+// offsets for.
+func (c *Coordinator) resetTopics(gid string, asked []string) ([]string, error) {
+	g, err := c.lockGroup(gid, false)
+	if err != nil {
+		return nil, err
+	}
+	var committed []string
+	if g != nil {
+		n := len(g.members)
+		committed = g.committedTopics()
+		c.unlockGroup(g)
+		if n > 0 {
+			return nil, fmt.Errorf("%w: group %q has %d members", ErrNonEmptyGroup, gid, n)
 		}
 	}
-	// Offsets are read under the group's lock so that nothing commits
-	// between the check for members and the write.
-	rec := &record{Type: recOffsets, TS: toMs(c.now())}
+	if len(asked) > 0 {
+		return asked, nil
+	}
+	if len(committed) == 0 {
+		return nil, fmt.Errorf("%w: no topics given and group %q has no committed offsets", ErrInvalidArgument, gid)
+	}
+	return committed, nil
+}
+
+// resetTargets reads the target offset of every partition of topics,
+// sorted by topic and partition.
+func (c *Coordinator) resetTargets(ctx context.Context, req ResetRequest, topics []string) ([]PartitionOffset, error) {
 	var out []PartitionOffset
 	seen := map[string]bool{}
 	for _, t := range topics {
@@ -89,19 +139,12 @@ func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, req Rese
 		}
 		seen[t] = true
 		for p := int32(0); p < n; p++ {
-			off, err := c.resetTarget(req, t, p)
+			off, err := c.resetTarget(ctx, req, t, p)
 			if err != nil {
 				return nil, err
 			}
-			rec.Offsets = append(rec.Offsets, recOffset{Topic: t, Partition: p, Offset: off})
 			out = append(out, PartitionOffset{Topic: t, Partition: p, Offset: off})
 		}
-	}
-	if len(out) == 0 {
-		return []PartitionOffset{}, nil
-	}
-	if err := c.write(ctx, g, rec); err != nil {
-		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Topic != out[j].Topic {
@@ -112,24 +155,21 @@ func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, req Rese
 	return out, nil
 }
 
-func (c *Coordinator) resetTarget(req ResetRequest, topic string, p int32) (int64, error) {
+func (c *Coordinator) resetTarget(ctx context.Context, req ResetRequest, topic string, p int32) (int64, error) {
+	if req.To == ResetTimestamp {
+		return c.partitions.OffsetForTimestamp(ctx, topic, p, *req.Timestamp)
+	}
+	b, err := c.partitions.Bounds(ctx, topic, p)
+	if err != nil {
+		return 0, err
+	}
 	switch req.To {
 	case ResetEarliest:
-		return c.partitions.LogStartOffset(topic, p)
+		return b.LogStartOffset, nil
 	case ResetLatest:
-		return c.partitions.HighWatermark(topic, p)
-	case ResetTimestamp:
-		return c.partitions.OffsetForTimestamp(topic, p, *req.Timestamp)
+		return b.HighWatermark, nil
 	}
-	start, err := c.partitions.LogStartOffset(topic, p)
-	if err != nil {
-		return 0, err
-	}
-	hw, err := c.partitions.HighWatermark(topic, p)
-	if err != nil {
-		return 0, err
-	}
-	return min(max(*req.Offset, start), hw), nil
+	return min(max(*req.Offset, b.LogStartOffset), b.HighWatermark), nil
 }
 
 func (g *group) committedTopics() []string {

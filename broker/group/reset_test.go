@@ -118,7 +118,7 @@ func TestResetAndDeleteRefusedWhileMembersActive(t *testing.T) {
 				if _, found, _ := c.Offset(g, "orders", 0); found {
 					t.Fatal("offset survived the group's deletion")
 				}
-				_, err := c.Describe(g, nil)
+				_, err := c.Describe(bg, g, nil)
 				wantErr(t, err, ErrUnknownGroup)
 			}
 			// A new generation after deletion starts again at 1.

@@ -50,6 +50,8 @@ type BatchJournal interface {
 // nothing committed) have no records and need none. WriteSnapshot stops at
 // the first failed append; the earlier records must then be kept.
 func (c *Coordinator) WriteSnapshot(ctx context.Context) (int, error) {
+	ctx, stop := c.bound(ctx)
+	defer stop()
 	bj, batched := c.journal.(BatchJournal)
 	n := 0
 	for _, id := range c.groupIDs() {

@@ -54,11 +54,11 @@ func newTestCluster(t *testing.T, n, voters int, change func(*broker.Settings)) 
 		c.nodes[i].waitReady(t)
 	}
 	// __consumer_offsets starts on the brokers registered first and grows
-	// to three replicas as the others join; placement counts its preferred
-	// leaders, so wait for that before the test places topics.
+	// to its replication factor as the others join; placement counts its
+	// preferred leaders, so wait for that before the test places topics.
 	eventually(t, 20*time.Second, "__consumer_offsets to reach its replication factor", func() bool {
 		for _, p := range c.describe(c.nodes[0], "__consumer_offsets") {
-			if len(p.Replicas) != min(3, n) {
+			if len(p.Replicas) != min(int(c.settings.OffsetsTopicReplicationFactor), n) {
 				return false
 			}
 		}

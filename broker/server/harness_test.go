@@ -179,11 +179,19 @@ func startNode(t testing.TB, o nodeOptions) *node {
 	return n
 }
 
-// requestCounter counts the requests a broker receives, by path.
+// requestCounter counts the requests a broker receives, by path, and can
+// slow down the answers of a path, as an overloaded broker would.
 type requestCounter struct {
 	next  http.Handler
 	mu    sync.Mutex
 	paths map[string]int
+	slow  map[string]*slowPath
+}
+
+// slowPath delays the requests of one path.
+type slowPath struct {
+	delay time.Duration
+	seen  chan struct{} // receives as each request arrives (never blocks)
 }
 
 func (c *requestCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -192,8 +200,33 @@ func (c *requestCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.paths = map[string]int{}
 	}
 	c.paths[r.URL.Path]++
+	sp := c.slow[r.URL.Path]
 	c.mu.Unlock()
+	if sp != nil {
+		select {
+		case sp.seen <- struct{}{}:
+		default:
+		}
+		select {
+		case <-time.After(sp.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	c.next.ServeHTTP(w, r)
+}
+
+// slowDown makes every later request for path wait delay before it is
+// served; seen receives as each one arrives.
+func (c *requestCounter) slowDown(path string, delay time.Duration) (seen <-chan struct{}) {
+	sp := &slowPath{delay: delay, seen: make(chan struct{}, 1024)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slow == nil {
+		c.slow = map[string]*slowPath{}
+	}
+	c.slow[path] = sp
+	return sp.seen
 }
 
 func (c *requestCounter) count(path string) int {
