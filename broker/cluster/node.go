@@ -115,6 +115,10 @@ func start(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("bootstrap metadata quorum: %w", err)
 		}
 	}
+	if err := n.electIfSoleVoter(); err != nil {
+		n.Close()
+		return nil, fmt.Errorf("start the election of a sole voter: %w", err)
+	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.wg.Add(2)
 	go n.watchLeadership()
@@ -224,6 +228,26 @@ func (n *Node) CaughtUp() bool {
 	}
 	n.caughtUp.Store(true)
 	return true
+}
+
+// MetadataCurrent returns nil once this broker's image can be trusted:
+// it has registered and caught up (CaughtUp), and it was not removed from
+// the cluster while running. Before that the image may lack brokers and
+// topics that exist, and may name leaders that have moved. Otherwise it
+// returns an error wrapping ErrNotReady with the reason. Unlike Ready it
+// does not need a controller right now: an image, once caught up, follows
+// the quorum whenever it has one.
+func (n *Node) MetadataCurrent() error {
+	switch {
+	case n.removed.Load():
+		return fmt.Errorf("%w: broker %d was removed from the cluster while running; restart it to join again as a new broker",
+			ErrNotReady, n.cfg.BrokerID)
+	case n.CaughtUp():
+		return nil
+	case n.epoch.Load() == 0:
+		return fmt.Errorf("%w: broker %d has not registered with the controller", ErrNotReady, n.cfg.BrokerID)
+	}
+	return fmt.Errorf("%w: broker %d is replaying the metadata log", ErrNotReady, n.cfg.BrokerID)
 }
 
 // Ready returns nil when the broker can serve: the quorum has a leader and

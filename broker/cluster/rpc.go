@@ -65,6 +65,10 @@ func (o op[Req, Resp]) call(n *Node, ctx context.Context, req Req) (Resp, error)
 		ctx, cancel = context.WithTimeout(ctx, retryWindow)
 		defer cancel()
 	}
+	// Retries start fast, for the common case of a controller being
+	// elected right now (a starting cluster), and slow down to
+	// retryInterval while there is none.
+	backoff := 5 * time.Millisecond
 	for {
 		var resp Resp
 		var index uint64
@@ -89,10 +93,14 @@ func (o op[Req, Resp]) call(n *Node, ctx context.Context, req Req) (Resp, error)
 		select {
 		case <-ctx.Done():
 			return resp, err
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(backoff):
 		}
+		backoff = min(2*backoff, retryInterval)
 	}
 }
+
+// retryInterval is the longest pause between two attempts of a call.
+const retryInterval = 100 * time.Millisecond
 
 // retriable errors are those where the request did not reach a
 // controller: there was none, it moved, or it could not be dialled.

@@ -89,7 +89,7 @@ func TestBrokerProcess(t *testing.T) {
 	mustCall(t, "GET", base+"/metrics", "", 200, `kairo_high_watermark{broker="0",partition="1",topic="orders"} 1`)
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func call(t *testing.T, method, url, body string) (int, string) {
+func call(t testing.TB, method, url, body string) (int, string) {
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
