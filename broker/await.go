@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/replica"
 )
@@ -115,4 +116,43 @@ func (b *Broker) awaitLeadership(ctx context.Context, topic string, p int32) *me
 		img = b.image()
 	}
 	return img
+}
+
+// metadataReadyWait bounds how long a request waits for a starting
+// broker's metadata to catch up. A single broker catches up a few tens of
+// milliseconds after it starts, a restarted member of a cluster once it
+// has registered and replayed what it missed; a wait longer than this
+// means the quorum has no controller, and the client should retry later.
+const metadataReadyWait = 5 * time.Second
+
+// metadataRetryAfterMs is the retry hint of a NOT_READY answer.
+const metadataRetryAfterMs = 1000
+
+// AwaitMetadata returns nil once this broker's metadata has caught up with
+// the quorum, waiting for that at most metadataReadyWait (and while ctx
+// lasts). Every request that reads the metadata waits here first: before
+// it, the image of a starting broker lacks topics and brokers that exist,
+// and answering from it would say something false (no live brokers for a
+// new topic, an existing topic unknown). After the wait the answer is 503
+// NOT_READY, which clients retry.
+func (b *Broker) AwaitMetadata(ctx context.Context) error {
+	err := b.node.MetadataCurrent()
+	if err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, metadataReadyWait)
+	defer cancel()
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for err != nil {
+		select {
+		case <-ctx.Done():
+			e := client.Errorf(client.CodeNotReady, "%v", err)
+			e.RetryAfterMs = metadataRetryAfterMs
+			return e
+		case <-t.C:
+		}
+		err = b.node.MetadataCurrent()
+	}
+	return nil
 }

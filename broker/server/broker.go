@@ -15,6 +15,9 @@ import (
 // caused or can retry; any other error is a bug and answers 500.
 type Broker interface {
 	Ready() error
+	// AwaitMetadata returns nil once the broker's metadata has caught up,
+	// waiting a bounded time for it, and a 503 NOT_READY otherwise.
+	AwaitMetadata(ctx context.Context) error
 	// InternalHandler serves /internal/ (replication, controller RPCs).
 	InternalHandler() http.Handler
 	// Collector exposes partition, log and group gauges to /metrics.

@@ -72,9 +72,13 @@ type route struct {
 	name     string
 	dataPath bool // produce, fetch, group heartbeats: logged at debug level
 	quiet    bool // health, ready, metrics: not logged when they succeed
-	requests *prometheus.CounterVec
-	duration prometheus.Observer
-	ok       prometheus.Counter
+	// needsMetadata routes wait for the broker's metadata to catch up
+	// (Broker.AwaitMetadata) before their handler runs: all but the
+	// probes, /metrics and the broker-to-broker paths.
+	needsMetadata bool
+	requests      *prometheus.CounterVec
+	duration      prometheus.Observer
+	ok            prometheus.Counter
 }
 
 func (rt *route) observe(status int, d time.Duration) {

@@ -55,7 +55,8 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // ServeHTTP is the middleware chain: recover, body limit, forwarded marker,
-// routing (with JSON 404/405), then metrics and the request log.
+// routing (with JSON 404/405), the wait for the broker's metadata, then
+// metrics and the request log.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rec := &statusRecorder{ResponseWriter: w}
@@ -92,6 +93,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if pattern == "" {
 		s.unrouted(rec, r, h)
 		return
+	}
+	if route.needsMetadata {
+		if err := s.b.AwaitMetadata(r.Context()); err != nil {
+			s.writeError(rec, r, err)
+			return
+		}
 	}
 	s.mux.ServeHTTP(rec, r)
 }

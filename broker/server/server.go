@@ -82,7 +82,21 @@ const (
 	kindQuiet
 )
 
+// handle registers a route of the API: it answers from the broker's
+// metadata, so it waits for that to catch up first.
 func (s *Server) handle(pattern, name string, kind routeKind, h http.HandlerFunc) {
+	s.route(pattern, name, kind, h).needsMetadata = true
+}
+
+// handleOps registers a route that answers without the metadata: the
+// probes (a starting broker must say it is alive and not ready, at once),
+// /metrics, and the broker-to-broker paths, over which a starting broker
+// registers and catches up.
+func (s *Server) handleOps(pattern, name string, kind routeKind, h http.HandlerFunc) {
+	s.route(pattern, name, kind, h)
+}
+
+func (s *Server) route(pattern, name string, kind routeKind, h http.HandlerFunc) *route {
 	rt := &route{
 		name:     name,
 		dataPath: kind == kindData,
@@ -93,12 +107,13 @@ func (s *Server) handle(pattern, name string, kind routeKind, h http.HandlerFunc
 	rt.ok = rt.requests.WithLabelValues("200")
 	s.routes[pattern] = rt
 	s.mux.Handle(pattern, h)
+	return rt
 }
 
 func (s *Server) registerRoutes() {
-	s.handle("GET /health", "health", kindQuiet, s.health)
-	s.handle("GET /ready", "ready", kindQuiet, s.ready)
-	s.handle("GET /metrics", "metrics", kindQuiet,
+	s.handleOps("GET /health", "health", kindQuiet, s.health)
+	s.handleOps("GET /ready", "ready", kindQuiet, s.ready)
+	s.handleOps("GET /metrics", "metrics", kindQuiet,
 		promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP)
 
 	s.handle("POST /topics", "create_topic", kindAdmin, s.createTopic)
@@ -149,7 +164,7 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /cluster/rebalance", "rebalance_cluster", kindAdmin, s.rebalanceCluster)
 
 	if ih := s.b.InternalHandler(); ih != nil {
-		s.handle("/internal/", "internal", kindData, ih.ServeHTTP)
+		s.handleOps("/internal/", "internal", kindData, ih.ServeHTTP)
 	}
 }
 
