@@ -69,7 +69,7 @@ var errorRules = []struct {
 }{
 	{replica.ErrUnknownPartition, client.CodeUnknownPartition},
 	{replica.ErrNotEnoughReplicas, client.CodeNotEnoughReplicas},
-	{replica.ErrNotEnoughReplicasAfterAppend, client.CodeNotEnoughReplicas},
+	{replica.ErrNotEnoughReplicasAfterAppend, client.CodeNotEnoughReplicasAfterAppend},
 	{replica.ErrTimeout, client.CodeRequestTimedOut},
 	{replica.ErrLeaderMovedAfterAppend, client.CodeLeaderNotAvailable},
 	{replica.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable},

@@ -1,9 +1,12 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,8 +23,15 @@ const defaultProduceTimeout = 30 * time.Second
 // placed by Kafka's default partitioner (murmur2 of the key) or round robin;
 // the records of each partition are written as one batch, by this broker if
 // it leads the partition and otherwise by the leader, to which the batch is
-// proxied (once: a forwarded request is never forwarded again). Positions
-// come back in request order.
+// proxied (once: a forwarded request is never forwarded again).
+//
+// Each partition's batch succeeds or fails on its own, as in Kafka's
+// ProduceResponse: the positions, one per record in request order, say
+// where each record was stored or carry its partition's error (see
+// Position). The error is nil only when every record was stored as asked;
+// otherwise it is the error of one failed partition (produceError says
+// which). Positions are nil when the request failed before anything was
+// written (unknown topic, bad partition).
 func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, error) {
 	// A forwarded request names a partition the forwarding broker saw this
 	// one lead; wait for this broker's image to catch up with that.
@@ -74,24 +84,66 @@ func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, err
 		byPart[p] = append(byPart[p], i)
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, 0, len(byPart))
-	var mu sync.Mutex
 	for p, idx := range byPart {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := b.produceBatch(ctx, t, args, p, idx, positions); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
+			_ = b.produceBatch(ctx, t, args, p, idx, positions) // recorded in positions
 		}()
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errs[0]
+	return positions, produceError(positions)
+}
+
+// produceError is the error of a produce whose records span partitions,
+// or nil when every record was stored as asked. It names the failed
+// partitions and carries the code of one of them: a failure that retrying
+// cannot cure (a batch too large) before a retriable one, so that a
+// client retrying on the code does not retry in vain; otherwise the first
+// failure in request order.
+func produceError(positions []Position) error {
+	var chosen *Position
+	var failed []int32
+	stored := 0
+	for i := range positions {
+		pos := &positions[i]
+		if pos.Stored() {
+			stored++
+		}
+		if pos.Err == nil {
+			continue
+		}
+		if !slices.Contains(failed, pos.Partition) {
+			failed = append(failed, pos.Partition)
+		}
+		if chosen == nil || (retriable(chosen.Err) && !retriable(pos.Err)) {
+			chosen = pos
+		}
 	}
-	return positions, nil
+	if chosen == nil {
+		return nil
+	}
+	slices.Sort(failed)
+	prefix := fmt.Sprintf("partition %d", chosen.Partition)
+	if len(failed) > 1 {
+		prefix = fmt.Sprintf("partitions %v failed; partition %d", failed, chosen.Partition)
+	}
+	if stored > 0 {
+		prefix = fmt.Sprintf("%d of %d records stored; %s", stored, len(positions), prefix)
+	}
+	var ce *client.Error
+	if !errors.As(chosen.Err, &ce) {
+		return fmt.Errorf("%s: %w", prefix, chosen.Err)
+	}
+	e := *ce
+	e.Message = prefix + ": " + ce.Message
+	return &e
+}
+
+// retriable reports an error a client may retry as it is.
+func retriable(err error) bool {
+	var ce *client.Error
+	return errors.As(err, &ce) && ce.Retriable()
 }
 
 // writableTopic returns a topic clients may produce to.
@@ -124,46 +176,71 @@ func allIndexes(n int) []int {
 }
 
 // produceBatch writes the records at idx to partition p and fills their
-// positions.
+// positions; on failure it also returns the positions' error.
 func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args ProduceArgs, p int32, idx []int, positions []Position) error {
 	leader := int32(t.Partitions[p].Leader)
-	if leader == b.id || leader < 0 {
-		recs := make([]storage.Record, len(idx))
-		for j, i := range idx {
-			r := &args.Records[i]
-			recs[j] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
-		}
-		acks := replica.Acks(1)
-		if args.Acks == AcksAll {
-			acks = replica.AcksAll
-		}
-		base, _, err := b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
-		if err != nil && b.lagging(err, args.Topic, p) && b.awaitLeader(ctx, args.Topic, p) {
-			base, _, err = b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
-		}
-		var nl *replica.NotLeaderError
-		if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
-			return b.proxyProduce(ctx, args, p, nl.Leader, nl.Epoch, idx, positions)
-		}
-		if err != nil {
-			return apiError(err)
-		}
-		for j, i := range idx {
-			positions[i] = Position{Partition: p, Offset: base + int64(j)}
-		}
-		return nil
+	var err error
+	switch {
+	case leader == b.id || leader < 0:
+		return b.appendLocal(ctx, args, p, idx, positions)
+	case IsForwarded(ctx):
+		err = leaderNotAvailable("broker %d leads %s-%d; this request was already forwarded", leader, args.Topic, p)
+	default:
+		return b.proxyProduce(ctx, args, p, leader, int32(t.Partitions[p].LeaderEpoch), idx, positions)
 	}
-	if IsForwarded(ctx) {
-		return leaderNotAvailable("broker %d leads %s-%d; this request was already forwarded", leader, args.Topic, p)
+	failAll(positions, p, idx, err)
+	return err
+}
+
+// appendLocal appends the records at idx to this broker's replica of
+// partition p, or proxies them to the leader it names.
+func (b *Broker) appendLocal(ctx context.Context, args ProduceArgs, p int32, idx []int, positions []Position) error {
+	recs := make([]storage.Record, len(idx))
+	for j, i := range idx {
+		r := &args.Records[i]
+		recs[j] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
 	}
-	return b.proxyProduce(ctx, args, p, leader, int32(t.Partitions[p].LeaderEpoch), idx, positions)
+	acks := replica.Acks(1)
+	if args.Acks == AcksAll {
+		acks = replica.AcksAll
+	}
+	base, _, err := b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
+	if err != nil && b.lagging(err, args.Topic, p) && b.awaitLeader(ctx, args.Topic, p) {
+		base, _, err = b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
+	}
+	var nl *replica.NotLeaderError
+	if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
+		return b.proxyProduce(ctx, args, p, nl.Leader, nl.Epoch, idx, positions)
+	}
+	if err != nil && !errors.Is(err, replica.ErrNotEnoughReplicasAfterAppend) {
+		err = apiError(err)
+		failAll(positions, p, idx, err)
+		return err
+	}
+	// Stored; with ErrNotEnoughReplicasAfterAppend the batch is committed
+	// but on fewer replicas than asked for, and the producer learns both.
+	err = apiError(err)
+	for j, i := range idx {
+		positions[i] = Position{Partition: p, Offset: base + int64(j), Err: err}
+	}
+	return err
+}
+
+// failAll records err as the outcome of the records at idx, none of which
+// is stored.
+func failAll(positions []Position, p int32, idx []int, err error) {
+	for _, i := range idx {
+		positions[i] = Position{Partition: p, Offset: -1, Err: err}
+	}
 }
 
 // proxyProduce sends one partition's records to its leader, base64-encoded
-// so that any bytes survive JSON.
+// so that any bytes survive JSON, and takes the leader's answer for each
+// record.
 func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader, epoch int32, idx []int, positions []Position) error {
 	pc, err := b.peer(leader)
 	if err != nil {
+		failAll(positions, p, idx, err)
 		return err
 	}
 	pc = pc.WithLeaderEpoch(epoch)
@@ -189,11 +266,34 @@ func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader, 
 		req.Records[j] = pr
 	}
 	resp, err := pc.Produce(ctx, req)
+	if err != nil && len(resp.Records) == len(idx) {
+		// The leader said where each record is (stored with fewer
+		// replicas than asked for, or not stored): pass that on.
+		var firstErr error
+		for j, i := range idx {
+			rec := resp.Records[j]
+			var rerr error
+			if rec.Code != "" {
+				e := client.Errorf(rec.Code, "%s", rec.Error)
+				if e.Retriable() {
+					e.RetryAfterMs = 500
+				}
+				rerr = e
+				firstErr = cmp.Or(firstErr, rerr)
+			}
+			positions[i] = Position{Partition: rec.Partition, Offset: rec.Offset, Err: rerr}
+		}
+		return cmp.Or(firstErr, err)
+	}
 	if err != nil {
-		return peerError(err, client.CodeLeaderNotAvailable, leader)
+		err = peerError(err, client.CodeLeaderNotAvailable, leader)
+		failAll(positions, p, idx, err)
+		return err
 	}
 	if len(resp.Records) != len(idx) {
-		return client.Errorf(client.CodeInternal, "broker %d answered %d positions for %d records", leader, len(resp.Records), len(idx))
+		err := client.Errorf(client.CodeInternal, "broker %d answered %d positions for %d records", leader, len(resp.Records), len(idx))
+		failAll(positions, p, idx, err)
+		return err
 	}
 	for j, i := range idx {
 		positions[i] = Position{Partition: resp.Records[j].Partition, Offset: resp.Records[j].Offset}

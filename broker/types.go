@@ -54,11 +54,20 @@ type ProduceArgs struct {
 	Timeout time.Duration // acks=all wait; 0 = 30 s
 }
 
-// Position is where a produced record was stored.
+// Position is where a produced record was stored, or why it was not.
 type Position struct {
 	Partition int32
-	Offset    int64
+	// Offset is the record's offset, -1 when it was not stored.
+	Offset int64
+	// Err is the error of the record's partition, nil when the record was
+	// stored as asked. A record with both an Offset and an Err is stored
+	// on fewer in-sync replicas than asked for
+	// (NOT_ENOUGH_REPLICAS_AFTER_APPEND).
+	Err error
 }
+
+// Stored reports whether the record is in the partition's log.
+func (p Position) Stored() bool { return p.Offset >= 0 }
 
 // FetchArgs reads one partition. Offset < 0 starts at the log start offset.
 type FetchArgs struct {

@@ -180,7 +180,8 @@ func decodeError(resp *http.Response) error {
 		return &Error{Status: resp.StatusCode, Code: codeForStatus(resp.StatusCode), Message: msg}
 	}
 	return &Error{Status: resp.StatusCode, Code: b.Code, Message: b.Error,
-		LogStartOffset: b.LogStartOffset, HighWatermark: b.HighWatermark, RetryAfterMs: b.RetryAfterMs}
+		LogStartOffset: b.LogStartOffset, HighWatermark: b.HighWatermark, RetryAfterMs: b.RetryAfterMs,
+		Produce: b.produceOutcome()}
 }
 
 // codeForStatus names a reply that did not carry a JSON error (a proxy or

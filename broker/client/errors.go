@@ -42,12 +42,19 @@ const (
 	CodeOffsetOutOfRange        = "OFFSET_OUT_OF_RANGE"
 	CodeNotReady                = "NOT_READY"
 	CodeNotEnoughReplicas       = "NOT_ENOUGH_REPLICAS"
-	CodeLeaderNotAvailable      = "LEADER_NOT_AVAILABLE"
-	CodeCoordinatorNotAvailable = "COORDINATOR_NOT_AVAILABLE"
-	CodeNotController           = "NOT_CONTROLLER"
-	CodeRequestTimedOut         = "REQUEST_TIMED_OUT"
-	CodeInternal                = "INTERNAL"
-	CodeBrokerUnavailable       = "BROKER_UNAVAILABLE"
+	// CodeNotEnoughReplicasAfterAppend: acks=all, the records were
+	// written and committed (the high watermark covers them), but the ISR
+	// fell below min.insync.replicas while the producer waited, so they are
+	// on fewer replicas than it asked for (Kafka's
+	// NOT_ENOUGH_REPLICAS_AFTER_APPEND, code 20). Unlike NOT_ENOUGH_REPLICAS
+	// (nothing written), sending them again stores them twice.
+	CodeNotEnoughReplicasAfterAppend = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+	CodeLeaderNotAvailable           = "LEADER_NOT_AVAILABLE"
+	CodeCoordinatorNotAvailable      = "COORDINATOR_NOT_AVAILABLE"
+	CodeNotController                = "NOT_CONTROLLER"
+	CodeRequestTimedOut              = "REQUEST_TIMED_OUT"
+	CodeInternal                     = "INTERNAL"
+	CodeBrokerUnavailable            = "BROKER_UNAVAILABLE"
 )
 
 var codeStatus = map[string]int{
@@ -83,13 +90,14 @@ var codeStatus = map[string]int{
 	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	CodeOffsetOutOfRange:     http.StatusRequestedRangeNotSatisfiable,
 
-	CodeNotReady:                http.StatusServiceUnavailable,
-	CodeNotEnoughReplicas:       http.StatusServiceUnavailable,
-	CodeLeaderNotAvailable:      http.StatusServiceUnavailable,
-	CodeCoordinatorNotAvailable: http.StatusServiceUnavailable,
-	CodeNotController:           http.StatusServiceUnavailable,
-	CodeRequestTimedOut:         http.StatusServiceUnavailable,
-	CodeBrokerUnavailable:       http.StatusServiceUnavailable,
+	CodeNotReady:                     http.StatusServiceUnavailable,
+	CodeNotEnoughReplicas:            http.StatusServiceUnavailable,
+	CodeNotEnoughReplicasAfterAppend: http.StatusServiceUnavailable,
+	CodeLeaderNotAvailable:           http.StatusServiceUnavailable,
+	CodeCoordinatorNotAvailable:      http.StatusServiceUnavailable,
+	CodeNotController:                http.StatusServiceUnavailable,
+	CodeRequestTimedOut:              http.StatusServiceUnavailable,
+	CodeBrokerUnavailable:            http.StatusServiceUnavailable,
 
 	CodeInternal: http.StatusInternalServerError,
 }
@@ -115,6 +123,24 @@ type Error struct {
 	HighWatermark  *int64
 	// RetryAfterMs is a hint on retriable (503) errors; 0 means none.
 	RetryAfterMs int64
+	// Produce accompanies a failed produce: where its records are (see
+	// ProduceOutcome); nil for every other request.
+	Produce *ProduceOutcome
+}
+
+// ProduceOutcome is what a failed produce reply says about its records, so
+// that a producer retries only what was not stored. A single-record
+// request names the record's Partition once the broker chose it, and its
+// Offset when the record is stored all the same
+// (NOT_ENOUGH_REPLICAS_AFTER_APPEND). A batch request ("records") has one
+// entry per request record in Records, in request order; Partial says that
+// some of them were stored and others not.
+type ProduceOutcome struct {
+	Topic     string
+	Partition *int32
+	Offset    *int64
+	Records   []RecordPosition
+	Partial   bool
 }
 
 // Errorf builds an *Error with the status that belongs to code.
@@ -146,12 +172,31 @@ type ErrorBody struct {
 	LogStartOffset *int64 `json:"log_start_offset,omitempty"`
 	HighWatermark  *int64 `json:"high_watermark,omitempty"`
 	RetryAfterMs   int64  `json:"retry_after_ms,omitempty"`
+	// Topic, Partition, Offset, Records and Partial carry a failed
+	// produce's ProduceOutcome.
+	Topic     string           `json:"topic,omitempty"`
+	Partition *int32           `json:"partition,omitempty"`
+	Offset    *int64           `json:"offset,omitempty"`
+	Records   []RecordPosition `json:"records,omitempty"`
+	Partial   bool             `json:"partial,omitempty"`
 }
 
 // Body is the reply body for e.
 func (e *Error) Body() ErrorBody {
-	return ErrorBody{Error: e.Message, Code: e.Code, LogStartOffset: e.LogStartOffset,
+	b := ErrorBody{Error: e.Message, Code: e.Code, LogStartOffset: e.LogStartOffset,
 		HighWatermark: e.HighWatermark, RetryAfterMs: e.RetryAfterMs}
+	if o := e.Produce; o != nil {
+		b.Topic, b.Partition, b.Offset, b.Records, b.Partial = o.Topic, o.Partition, o.Offset, o.Records, o.Partial
+	}
+	return b
+}
+
+// produceOutcome is the ProduceOutcome an error body carries, or nil.
+func (b *ErrorBody) produceOutcome() *ProduceOutcome {
+	if b.Topic == "" && b.Partition == nil && b.Offset == nil && b.Records == nil && !b.Partial {
+		return nil
+	}
+	return &ProduceOutcome{Topic: b.Topic, Partition: b.Partition, Offset: b.Offset, Records: b.Records, Partial: b.Partial}
 }
 
 // IsCode reports whether err is (or wraps) an *Error with the given code.

@@ -2,20 +2,32 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 )
 
-// Produce sends one record or a batch (POST /produce).
+// Produce sends one record or a batch (POST /produce). When the broker
+// answers with an error that says where the records are (some partitions
+// of a batch failed, or the records were stored with fewer in-sync
+// replicas than asked for), the returned response holds that next to the
+// error: a caller retries only the records whose RecordPosition is not
+// Stored, so that none is written twice.
 func (c *Client) Produce(ctx context.Context, req ProduceRequest) (*ProduceResponse, error) {
 	var out ProduceResponse
 	wait := time.Duration(0)
 	if req.Acks == AcksAll || req.Acks == "-1" {
 		wait = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
-	return &out, c.call(ctx, http.MethodPost, "/produce", nil, req, &out, wait)
+	err := c.call(ctx, http.MethodPost, "/produce", nil, req, &out, wait)
+	var e *Error
+	if errors.As(err, &e) && e.Produce != nil {
+		o := e.Produce
+		out = ProduceResponse{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, Records: o.Records, Partial: o.Partial}
+	}
+	return &out, err
 }
 
 // Fetch reads records from one partition (GET /fetch).

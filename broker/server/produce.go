@@ -46,24 +46,84 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	positions, err := s.b.Produce(r.Context(), args)
+	s.countProduced(args.Records, positions)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeError(w, r, s.produceFailure(r, args.Topic, positions, batch, err))
 		return
 	}
-	var n int
-	for i := range args.Records {
-		rec := &args.Records[i]
+	buf := getBuf()
+	*buf = appendProduceResponse((*buf)[:0], args.Topic, positions, batch)
+	writeRaw(w, http.StatusOK, *buf)
+	putBuf(buf)
+}
+
+// countProduced adds the stored records to the produce metrics.
+func (s *Server) countProduced(records []broker.ProduceRecord, positions []broker.Position) {
+	var recs, n int
+	for i := range positions {
+		if !positions[i].Stored() {
+			continue
+		}
+		rec := &records[i]
+		recs++
 		n += len(rec.Key) + len(rec.Value)
 		for _, h := range rec.Headers {
 			n += len(h.Key) + len(h.Value)
 		}
 	}
-	s.metrics.producedRecs.Add(float64(len(args.Records)))
-	s.metrics.producedBytes.Add(float64(n))
-	buf := getBuf()
-	*buf = appendProduceResponse((*buf)[:0], args.Topic, positions, batch)
-	writeRaw(w, http.StatusOK, *buf)
-	putBuf(buf)
+	if recs > 0 {
+		s.metrics.producedRecs.Add(float64(recs))
+		s.metrics.producedBytes.Add(float64(n))
+	}
+}
+
+// produceFailure is the error reply of a produce that did not store every
+// record as asked. Once the records had partitions, it says where each one
+// is, so that a client retries only what was not stored: a batch request
+// gets "records" (one entry per request record, "offset" for a stored one,
+// "error" and "code" for one whose partition failed, both for one stored
+// with fewer in-sync replicas than asked for) and "partial" when some
+// records were stored and others not; a single-record request gets its
+// "partition", and its "offset" when it is stored all the same. The status
+// and top-level code are those of the error Produce chose.
+func (s *Server) produceFailure(r *http.Request, topic string, positions []broker.Position, batch bool, err error) error {
+	if positions == nil {
+		return err
+	}
+	e := s.clientError(r, err)
+	out := *e
+	o := &client.ProduceOutcome{Topic: topic}
+	out.Produce = o
+	if !batch {
+		p := positions[0]
+		o.Partition = &p.Partition
+		if p.Stored() {
+			o.Offset = &p.Offset
+		}
+		return &out
+	}
+	o.Records = make([]client.RecordPosition, len(positions))
+	stored, missing := false, false
+	var lastErr error // the records of one partition share its error
+	var last *client.Error
+	for i, p := range positions {
+		rec := client.RecordPosition{Partition: p.Partition, Offset: -1}
+		if p.Stored() {
+			rec.Offset = p.Offset
+			stored = true
+		} else {
+			missing = true
+		}
+		if p.Err != nil {
+			if p.Err != lastErr {
+				lastErr, last = p.Err, s.clientError(r, p.Err)
+			}
+			rec.Error, rec.Code = last.Message, last.Code
+		}
+		o.Records[i] = rec
+	}
+	o.Partial = stored && missing
+	return &out
 }
 
 // appendProduceResponse writes the JSON of client.ProduceResponse by hand:

@@ -46,15 +46,7 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 // cancelled request is a timeout; anything else is a bug, logged and answered
 // with 500 INTERNAL.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *client.Error
-	switch {
-	case errors.As(err, &e):
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		e = client.Errorf(client.CodeRequestTimedOut, "request did not complete in time")
-	default:
-		s.log.Error("Request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		e = client.Errorf(client.CodeInternal, "internal error: %v", err)
-	}
+	e := s.clientError(r, err)
 	status := e.Status
 	if status == 0 {
 		status = client.StatusForCode(e.Code)
@@ -66,6 +58,22 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		rec.code = e.Code
 	}
 	writeJSON(w, status, e.Body())
+}
+
+// clientError is the *client.Error err is answered with: its own, a
+// timeout for a cancelled request, and for anything else (only a bug) an
+// INTERNAL error, logged with its cause.
+func (s *Server) clientError(r *http.Request, err error) *client.Error {
+	var e *client.Error
+	switch {
+	case errors.As(err, &e):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		e = client.Errorf(client.CodeRequestTimedOut, "request did not complete in time")
+	default:
+		s.log.Error("Request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		e = client.Errorf(client.CodeInternal, "internal error: %v", err)
+	}
+	return e
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code, format string, args ...any) {

@@ -113,18 +113,30 @@ func (p *producer) flush(cmd *cobra.Command) error {
 		req.Records = p.pending
 	}
 	resp, err := p.c.Produce(cmd.Context(), req)
-	if err != nil {
+	if err != nil && resp.Offset == nil && resp.Records == nil {
 		return err
 	}
+	// On a failure that says where the records are, print that first:
+	// which records are stored (and must not be sent again) and which not.
 	p.pending = p.pending[:0]
 	if p.json {
-		return printJSON(p.out, resp)
+		if perr := printJSON(p.out, resp); perr != nil {
+			return perr
+		}
+		return err
 	}
 	if resp.Offset != nil {
 		fmt.Fprintf(p.out, "%s partition %d offset %d\n", p.topic, *resp.Partition, *resp.Offset)
 	}
 	for _, r := range resp.Records {
-		fmt.Fprintf(p.out, "%s partition %d offset %d\n", p.topic, r.Partition, r.Offset)
+		switch {
+		case !r.Stored():
+			fmt.Fprintf(p.out, "%s partition %d not stored: %s: %s\n", p.topic, r.Partition, r.Code, r.Error)
+		case r.Code != "":
+			fmt.Fprintf(p.out, "%s partition %d offset %d (%s)\n", p.topic, r.Partition, r.Offset, r.Code)
+		default:
+			fmt.Fprintf(p.out, "%s partition %d offset %d\n", p.topic, r.Partition, r.Offset)
+		}
 	}
-	return nil
+	return err
 }
