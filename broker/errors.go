@@ -96,7 +96,7 @@ var knownCodes = map[string]struct{}{}
 func init() {
 	for _, c := range []string{client.CodeInvalidArgument, client.CodeInvalidConfig, client.CodeInvalidPartitions, client.CodeInternalTopic,
 		client.CodeInvalidReplicationFactor, client.CodeUnknownTopic, client.CodeUnknownPartition, client.CodeUnknownBroker,
-		client.CodeTopicAlreadyExists, client.CodeReassignmentInfeasible, client.CodeBrokerNotEmpty,
+		client.CodeTopicAlreadyExists, client.CodeReassignmentInfeasible, client.CodeBrokerNotEmpty, client.CodeVoterNotReplaceable,
 		client.CodeReassignmentInProgress, client.CodeNotReady, client.CodeNotController, client.CodeRequestTimedOut} {
 		knownCodes[c] = struct{}{}
 	}

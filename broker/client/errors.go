@@ -34,6 +34,7 @@ const (
 	CodeNonEmptyGroup           = "NON_EMPTY_GROUP"
 	CodeReassignmentInfeasible  = "REASSIGNMENT_INFEASIBLE"
 	CodeBrokerNotEmpty          = "BROKER_NOT_EMPTY"
+	CodeVoterNotReplaceable     = "VOTER_NOT_REPLACEABLE"
 	CodeReassignmentInProgress  = "REASSIGNMENT_IN_PROGRESS"
 	CodeTopicDeletionInProgress = "TOPIC_DELETION_IN_PROGRESS"
 	CodeBodyTooLarge            = "BODY_TOO_LARGE"
@@ -83,6 +84,7 @@ var codeStatus = map[string]int{
 	CodeNonEmptyGroup:          http.StatusConflict,
 	CodeReassignmentInfeasible: http.StatusConflict,
 	CodeBrokerNotEmpty:         http.StatusConflict,
+	CodeVoterNotReplaceable:    http.StatusConflict,
 	CodeReassignmentInProgress: http.StatusConflict,
 
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,

@@ -28,6 +28,9 @@
 // old raft state — is refused registration, takes that as the sign that
 // it is a new incarnation of a removed broker, and joins again as a new
 // non-voter (membership.go explains why its old raft state can stay).
+// Removing a voter never leaves the quorum less fault tolerant: a live
+// non-voter is promoted in its place first, or the removal is refused with
+// ErrVoterNotReplaceable (voters.go).
 //
 // # Reading metadata
 //

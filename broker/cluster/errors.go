@@ -17,6 +17,7 @@ var (
 	ErrReassignmentInfeasible   = metadata.ErrReassignmentInfeasible
 	ErrReassignmentInProgress   = metadata.ErrReassignmentInProgress
 	ErrBrokerNotEmpty           = metadata.ErrBrokerNotEmpty
+	ErrVoterNotReplaceable      = metadata.ErrVoterNotReplaceable
 	ErrUnknownBroker            = metadata.ErrUnknownBroker
 	ErrNotController            = metadata.ErrNotController
 	ErrFencedLeaderEpoch        = metadata.ErrFencedLeaderEpoch

@@ -179,7 +179,11 @@ func (n *Node) cancelDrain(ctx context.Context, req BrokerRequest) (Empty, error
 // removeBroker takes an empty broker out of the quorum and then out of
 // the metadata. The quorum goes first so that the broker, if still
 // running, cannot register again in between. The id can be used again: a
-// broker started later with it joins as a new non-voter.
+// broker started later with it joins as a new non-voter. A voter leaves
+// only once the quorum keeps its fault tolerance without it (voters.go);
+// a controller removing itself hands the controllership over first and
+// answers ErrNotController, so that the call goes on at the new
+// controller.
 func (n *Node) removeBroker(ctx context.Context, req BrokerRequest) (Empty, error) {
 	if _, err := n.controller(); err != nil {
 		return Empty{}, err
@@ -199,6 +203,15 @@ func (n *Node) removeBroker(ctx context.Context, req BrokerRequest) (Empty, erro
 		return Empty{}, fmt.Errorf("%w: broker %d holds %d replicas; drain it first", ErrBrokerNotEmpty, req.ID, c)
 	}
 	if inQuorum {
+		if err := n.replaceVoter(ctx, req.ID); err != nil {
+			return Empty{}, err
+		}
+		if req.ID == n.cfg.BrokerID {
+			if err := n.raft.LeadershipTransfer().Error(); err != nil {
+				return Empty{}, fmt.Errorf("%w: hand the controllership over before leaving the quorum: %v", ErrNotController, err)
+			}
+			return Empty{}, fmt.Errorf("%w: broker %d handed the controllership over before leaving the quorum", ErrNotController, req.ID)
+		}
 		if err := n.raft.RemoveServer(raft.ServerID(strconv.Itoa(req.ID)), 0, applyTimeout).Error(); err != nil {
 			return Empty{}, fmt.Errorf("%w: remove broker %d from the quorum: %v", ErrNotController, req.ID, err)
 		}

@@ -24,6 +24,7 @@ var (
 	ErrReassignmentInfeasible = errors.New("reassignment infeasible")
 	ErrReassignmentInProgress = errors.New("reassignment in progress")
 	ErrBrokerNotEmpty         = errors.New("broker still holds replicas")
+	ErrVoterNotReplaceable    = errors.New("no broker can take the voter's place in the metadata quorum")
 	ErrUnknownBroker          = errors.New("unknown broker")
 	ErrNotController          = errors.New("not the controller")
 	ErrFencedLeaderEpoch      = errors.New("stale leader epoch")
@@ -53,6 +54,7 @@ var codes = []struct {
 	{ErrReassignmentInfeasible, "REASSIGNMENT_INFEASIBLE", http.StatusConflict},
 	{ErrReassignmentInProgress, "REASSIGNMENT_IN_PROGRESS", http.StatusConflict},
 	{ErrBrokerNotEmpty, "BROKER_NOT_EMPTY", http.StatusConflict},
+	{ErrVoterNotReplaceable, "VOTER_NOT_REPLACEABLE", http.StatusConflict},
 	{ErrUnknownBroker, "UNKNOWN_BROKER", http.StatusNotFound},
 	{ErrNotController, "NOT_CONTROLLER", http.StatusServiceUnavailable},
 	{ErrFencedLeaderEpoch, "FENCED_LEADER_EPOCH", http.StatusConflict},

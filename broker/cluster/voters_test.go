@@ -1,0 +1,139 @@
+package cluster
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+)
+
+// voters returns the sorted voter ids of the controller's raft
+// configuration.
+func (c *testCluster) votersNow() []int {
+	c.t.Helper()
+	f := c.controller().raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		c.t.Fatal(err)
+	}
+	v := voterIDs(f.Configuration().Servers)
+	slices.Sort(v)
+	return v
+}
+
+// TestRemovingAVoterKeepsTheQuorum: DELETE /brokers/{id} of a voter
+// promotes a live non-voter in its place when the voters left would
+// tolerate fewer failures, and is refused with VOTER_NOT_REPLACEABLE when
+// nobody can be promoted. Before, the voter simply left: three voters
+// became two, which survive no failure, and the removed broker came back
+// as a non-voter, so the quorum stayed small for good.
+func TestRemovingAVoterKeepsTheQuorum(t *testing.T) {
+	tests := []struct {
+		name       string
+		voters     int
+		nonVoters  int
+		remove     func(c *testCluster) int // returns the id to remove
+		wantVoters []int
+		wantErr    error
+	}{
+		{"three voters and a non-voter: the non-voter takes the vote", 3, 1,
+			func(*testCluster) int { return 2 }, []int{0, 1, 3}, nil},
+		{"the controller removed: it hands over, the non-voter takes its vote", 3, 1,
+			func(c *testCluster) int { return c.controller().ID() }, nil, nil},
+		{"three voters and nobody to promote: refused", 3, 0,
+			func(*testCluster) int { return 2 }, []int{0, 1, 2}, ErrVoterNotReplaceable},
+		{"two voters: one voter survives no fewer failures, nobody is promoted", 2, 1,
+			func(*testCluster) int { return 1 }, []int{0}, nil},
+		{"a non-voter leaves the voters as they are", 3, 1,
+			func(*testCluster) int { return 3 }, []int{0, 1, 2}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newTestCluster(t, tt.voters)
+			c.startAll()
+			for i := range tt.nonVoters {
+				c.start(c.config(tt.voters+i, ""))
+			}
+			c.waitReady()
+			id := tt.remove(c)
+			want := tt.wantVoters
+			if want == nil { // every broker but the removed one
+				for b := range tt.voters + tt.nonVoters {
+					if b != id {
+						want = append(want, b)
+					}
+				}
+			}
+			via := c.node((id + 1) % (tt.voters + tt.nonVoters))
+			err := via.RemoveBroker(ctxTimeout(t, 15*time.Second), id)
+			if tt.wantErr != nil {
+				if !isErr(err, tt.wantErr) {
+					t.Fatalf("remove broker %d: %v, want %v", id, err, tt.wantErr)
+				}
+				if code, status := ErrorCode(err); code != "VOTER_NOT_REPLACEABLE" || status != 409 {
+					t.Errorf("error code %s %d, want VOTER_NOT_REPLACEABLE 409", code, status)
+				}
+				if !strings.Contains(err.Error(), "add a broker") {
+					t.Errorf("error %q does not say what to do", err)
+				}
+			} else if err != nil {
+				t.Fatalf("remove broker %d: %v", id, err)
+			}
+			if got := c.votersNow(); !slices.Equal(got, want) {
+				t.Fatalf("voters after removing broker %d = %v, want %v", id, got, want)
+			}
+			// GET /brokers tells the voters too, once each has registered
+			// with its new suffrage.
+			c.eventually(10*time.Second, "the metadata to show the voters", func() bool {
+				img := c.controller().Image()
+				var shown []int
+				for _, b := range img.BrokerIDs() {
+					if img.Broker(b).Voter {
+						shown = append(shown, b)
+					}
+				}
+				return slices.Equal(shown, want)
+			})
+		})
+	}
+}
+
+func TestPickReplacement(t *testing.T) {
+	img := metadata.NewImage()
+	add := func(id int, rack string, fenced, draining bool) {
+		img.Brokers[id] = &metadata.Broker{ID: id, Rack: rack, Fenced: fenced, Draining: draining}
+	}
+	add(0, "a", false, false)
+	add(1, "b", false, false)
+	add(2, "c", false, false)
+	add(3, "a", false, false)
+	add(4, "c", false, false)
+	add(5, "c", true, false)
+	add(6, "b", false, true)
+	srv := func(id int, s raft.ServerSuffrage) raft.Server {
+		return raft.Server{ID: raft.ServerID(strconv.Itoa(id)), Suffrage: s}
+	}
+	servers := []raft.Server{srv(0, raft.Voter), srv(1, raft.Voter), srv(2, raft.Voter),
+		srv(3, raft.Nonvoter), srv(4, raft.Nonvoter), srv(5, raft.Nonvoter), srv(6, raft.Nonvoter), srv(7, raft.Nonvoter)}
+	tests := []struct {
+		remove int
+		want   int // -1: none
+		only   []raft.Server
+	}{
+		{2, 4, servers},      // same rack c first (5 is fenced)
+		{0, 3, servers},      // same rack a
+		{1, 3, servers},      // rack b's 6 is draining: lowest id
+		{1, -1, servers[:3]}, // no non-voter at all
+		{0, -1, append(servers[:3:3], srv(7, raft.Nonvoter))}, // 7 never registered
+	}
+	for _, tt := range tests {
+		got, ok := pickReplacement(img, tt.only, tt.remove)
+		if (tt.want < 0) == ok || ok && serverID(got) != tt.want {
+			t.Errorf("replacing %d: %v %v, want %d", tt.remove, got.ID, ok, tt.want)
+		}
+	}
+}
