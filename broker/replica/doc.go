@@ -35,7 +35,11 @@
 // addition. Proposals go to the controller (AlterISR, fenced by leader epoch
 // and partition epoch) and only a committed ISR is trusted: until a removal
 // commits, the removed member still holds the HW back; an added member
-// counts at once (Kafka's "maximal ISR").
+// counts at once (Kafka's "maximal ISR") and keeps counting until the
+// controller's answer is definite. A proposal left without an answer (a
+// timeout, a broken connection) may have been committed: it stays pending
+// and is sent again; one refused because the leader's view is stale stays
+// pending until the metadata brings the current state.
 //
 // acks=all is refused up front (nothing written) when the ISR is smaller
 // than min.insync.replicas; otherwise the producer waits until the HW covers

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/storage"
 )
 
@@ -31,6 +32,7 @@ type memCluster struct {
 	nextSub  int
 	caughtUp bool
 	alters   atomic.Int64
+	quiet    bool // see hold
 }
 
 func newMemCluster() *memCluster {
@@ -72,6 +74,9 @@ func (c *memCluster) Subscribe() (<-chan struct{}, func()) {
 }
 
 func (c *memCluster) notifyLocked() {
+	if c.quiet {
+		return
+	}
 	for _, ch := range c.subs {
 		select {
 		case ch <- struct{}{}:
@@ -92,13 +97,25 @@ func (c *memCluster) AlterISR(ctx context.Context, req AlterISRRequest) (Partiti
 	case req.LeaderID != st.Leader || req.LeaderEpoch != st.LeaderEpoch:
 		return PartitionState{}, fmt.Errorf("alter ISR: %w", ErrFencedLeaderEpoch)
 	case req.PartitionEpoch != st.PartitionEpoch:
-		return PartitionState{}, fmt.Errorf("alter ISR: stale partition epoch %d, current %d", req.PartitionEpoch, st.PartitionEpoch)
+		return PartitionState{}, fmt.Errorf("alter ISR: %w: %d, current %d", metadata.ErrStalePartitionEpoch, req.PartitionEpoch, st.PartitionEpoch)
 	}
 	st.ISR = slices.Clone(req.ISR)
 	st.PartitionEpoch++
 	c.parts[key] = st
 	c.notifyLocked()
 	return clonePartitionState(st), nil
+}
+
+// hold stops (true) or resumes (false) telling subscribers about changes:
+// the metadata of a committed change is then late to reach the brokers.
+// Resuming tells them at once.
+func (c *memCluster) hold(quiet bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.quiet = quiet
+	if !quiet {
+		c.notifyLocked()
+	}
 }
 
 // set installs a partition state as the controller would publish it.

@@ -1,8 +1,11 @@
 package replica
 
 import (
+	"errors"
 	"slices"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
 )
 
 // isrProposal is an AlterISR the leader has sent and not yet seen answered.
@@ -92,30 +95,84 @@ func (p *partition) proposeLocked(isr []int32) {
 	p.env.proposeISR(p, prop)
 }
 
-// completeProposal applies the controller's answer to prop. The committed
-// state is trusted only if it still belongs to this leadership and is newer
-// than what the metadata has already delivered.
-func (p *partition) completeProposal(prop *isrProposal, st PartitionState, err error) {
+// completeProposal applies the controller's answer to prop and reports
+// whether to send prop again. The committed state is trusted only if it
+// still belongs to this leadership and is newer than what the metadata has
+// already delivered.
+//
+// Until the answer is definite the proposal stays pending, so the maximal
+// ISR keeps a member being added (Kafka's PendingExpandIsr): a change the
+// controller may have committed must hold the high watermark back as if
+// it had, or the HW could pass records that member lacks while the
+// committed ISR already names it, and a leader elected from that ISR would
+// lose them. Without an answer (a timeout, a lost connection, no
+// controller) the same proposal is sent again, as Kafka's AlterPartition
+// manager does; an answer that this leader's view is stale keeps it
+// pending until the metadata brings the partition's current state
+// (updateState, or a new leadership, clears it); only a refusal that says
+// the change was not made with the current state (an invalid ISR) drops it.
+func (p *partition) completeProposal(prop *isrProposal, st PartitionState, err error) (retry bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.pending != prop {
-		return // superseded by a metadata update or a new leadership
+	if p.pending != prop || p.closed || p.role != roleLeader {
+		return false // superseded by a metadata update or a new leadership
 	}
 	if err != nil {
-		p.pending = nil
-		p.nextProposal = p.env.now().Add(proposalBackoff)
-		p.env.logger.Warn("ISR change refused", "topic", p.topic, "partition", p.id,
-			"isr", prop.req.ISR, "error", err)
-		return
+		switch classifyISRAnswer(err) {
+		case isrRefused:
+			p.pending = nil
+			p.nextProposal = p.env.now().Add(proposalBackoff)
+			p.env.logger.Warn("ISR change refused", "topic", p.topic, "partition", p.id,
+				"isr", prop.req.ISR, "error", err)
+			return false
+		case isrStale:
+			p.env.logger.Info("ISR change refused for a stale view; waiting for the metadata", "topic", p.topic,
+				"partition", p.id, "isr", prop.req.ISR, "error", err)
+			return false
+		default:
+			p.env.logger.Warn("ISR change unanswered; keeping it pending and sending it again", "topic", p.topic,
+				"partition", p.id, "isr", prop.req.ISR, "error", err)
+			return true
+		}
 	}
-	if p.role != roleLeader || st.LeaderEpoch != p.state.LeaderEpoch || st.PartitionEpoch <= p.state.PartitionEpoch {
+	if st.LeaderEpoch != p.state.LeaderEpoch || st.PartitionEpoch <= p.state.PartitionEpoch {
 		// Committed, but the answer does not carry the new state: keep
 		// the proposal pending until the metadata delivers the newer
 		// partition epoch (updateState clears it then).
-		return
+		return false
 	}
 	p.pending = nil
 	p.setISRLocked(st.ISR, st.PartitionEpoch)
+	return false
+}
+
+// isrAnswer is what an AlterISR error says about the proposal.
+type isrAnswer int
+
+const (
+	// isrUnknown: no answer came; the change may or may not be committed.
+	isrUnknown isrAnswer = iota
+	// isrStale: refused because the leader's view (leader or partition
+	// epoch, the partition itself) is behind the controller's; the
+	// metadata will bring the current state.
+	isrStale
+	// isrRefused: refused against the current state; nothing changed.
+	isrRefused
+)
+
+// classifyISRAnswer sorts an AlterISR error. Only the controller's own
+// refusals are definite; anything else may hide a committed change.
+func classifyISRAnswer(err error) isrAnswer {
+	switch {
+	case errors.Is(err, metadata.ErrInvalidISR):
+		return isrRefused
+	case errors.Is(err, metadata.ErrFencedLeaderEpoch), errors.Is(err, metadata.ErrStalePartitionEpoch),
+		errors.Is(err, metadata.ErrNotLeader), errors.Is(err, metadata.ErrUnknownTopic),
+		errors.Is(err, metadata.ErrUnknownPartition),
+		errors.Is(err, ErrFencedLeaderEpoch), errors.Is(err, ErrUnknownPartition):
+		return isrStale
+	}
+	return isrUnknown
 }
 
 // setISRLocked installs a committed ISR, counts the change for the metrics

@@ -394,15 +394,26 @@ func (m *Manager) ApplyRetention() {
 }
 
 // proposeISR sends prop to the controller in the background; the partition
-// applies the answer.
+// applies the answer. A proposal left without an answer is sent again
+// every proposalBackoff until it gets one or is superseded
+// (completeProposal).
 func (m *Manager) proposeISR(p *partition, prop *isrProposal) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		ctx, cancel := context.WithTimeout(m.ctx, alterISRTimeout)
-		defer cancel()
-		st, err := m.cfg.ISR.AlterISR(ctx, prop.req)
-		p.completeProposal(prop, st, err)
+		for {
+			ctx, cancel := context.WithTimeout(m.ctx, alterISRTimeout)
+			st, err := m.cfg.ISR.AlterISR(ctx, prop.req)
+			cancel()
+			if !p.completeProposal(prop, st, err) {
+				return
+			}
+			select {
+			case <-m.ctx.Done():
+				return
+			case <-time.After(proposalBackoff):
+			}
+		}
 	}()
 }
 
