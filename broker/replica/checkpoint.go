@@ -87,8 +87,13 @@ func writeHWCheckpoint(dataDir string, hws map[partitionKey]int64) error {
 	return os.Rename(tmp, path)
 }
 
-// checkpointHWs writes the high watermarks of every hosted partition.
+// checkpointHWs writes the high watermarks of every hosted partition. The
+// writes are serialised and each reads the hosted set under the lock, so
+// the last write always reflects the latest set: a partition deleted before
+// a write never reappears in the file through a write that started earlier.
 func (m *Manager) checkpointHWs() {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
 	hws := map[partitionKey]int64{}
 	for _, p := range m.hosted() {
 		hws[partitionKey{p.topic, p.id}] = p.HighWatermark()

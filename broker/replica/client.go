@@ -53,9 +53,10 @@ func readError(resp *http.Response, topic string, partition int32, offset int64)
 	return decodeError(topic, partition, offset, body)
 }
 
-func partitionQuery(topic string, partition, replicaID, leaderEpoch int32) url.Values {
+func partitionQuery(topic, topicID string, partition, replicaID, leaderEpoch int32) url.Values {
 	return url.Values{
 		"topic":        {topic},
+		"topic_id":     {topicID},
 		"partition":    {strconv.Itoa(int(partition))},
 		"replica_id":   {strconv.Itoa(int(replicaID))},
 		"leader_epoch": {strconv.Itoa(int(leaderEpoch))},
@@ -63,7 +64,7 @@ func partitionQuery(topic string, partition, replicaID, leaderEpoch int32) url.V
 }
 
 func (c *peerClient) fetch(ctx context.Context, addr string, r fetchRequest) (followerFetchResult, error) {
-	q := partitionQuery(r.Topic, r.Partition, r.ReplicaID, r.LeaderEpoch)
+	q := partitionQuery(r.Topic, r.TopicID, r.Partition, r.ReplicaID, r.LeaderEpoch)
 	q.Set("fetch_offset", strconv.FormatInt(r.FetchOffset, 10))
 	q.Set("max_bytes", strconv.Itoa(r.MaxBytes))
 	q.Set("wait_ms", strconv.FormatInt(r.Wait.Milliseconds(), 10))
@@ -102,7 +103,7 @@ func (c *peerClient) fetch(ctx context.Context, addr string, r fetchRequest) (fo
 }
 
 func (c *peerClient) epochEnd(ctx context.Context, addr string, r epochEndRequest) (epoch int32, end int64, err error) {
-	q := partitionQuery(r.Topic, r.Partition, r.ReplicaID, r.LeaderEpoch)
+	q := partitionQuery(r.Topic, r.TopicID, r.Partition, r.ReplicaID, r.LeaderEpoch)
 	q.Set("epoch", strconv.Itoa(int(r.Epoch)))
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -92,6 +92,7 @@ func PartitionStates(img *metadata.Image) []PartitionState {
 func partitionState(t *metadata.Topic, p *metadata.Partition) PartitionState {
 	return PartitionState{
 		Topic:          t.Name,
+		TopicID:        t.ID,
 		Partition:      int32(p.ID),
 		Replicas:       toInt32s(p.Replicas),
 		Leader:         int32(p.Leader),

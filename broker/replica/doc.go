@@ -12,6 +12,16 @@
 // log, and deletes replicas no longer assigned (only once the metadata is
 // caught up, so a restarting broker never deletes on a partial view).
 //
+// A topic deleted and created again under the same name is another topic:
+// it has a new topic id, and its leader epochs start again at 0. Every
+// replica directory records its topic id (partition.metadata), every
+// replica request carries it, and a leader refuses a follower of another
+// id (INCONSISTENT_TOPIC_ID), so the logs of the two topics never mix. A
+// directory whose id is not the metadata's is deleted and the partition
+// starts afresh, however this broker learnt of the change: it may have
+// missed the image without the topic (skipped images, a raft snapshot
+// install, a restart).
+//
 // # Leader
 //
 // On election the leader records in its log that its epoch starts at the

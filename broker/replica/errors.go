@@ -27,6 +27,12 @@ var ErrFencedLeaderEpoch = errors.New("fenced leader epoch")
 // Retriable.
 var ErrUnknownLeaderEpoch = errors.New("unknown leader epoch")
 
+// ErrInconsistentTopicID: the request names the partition's topic with
+// another topic id than this broker's replica has: the topic was deleted
+// and created again, and one side has not caught up with it yet. Retriable
+// (Kafka's INCONSISTENT_TOPIC_ID).
+var ErrInconsistentTopicID = errors.New("inconsistent topic id")
+
 // ErrNotEnoughReplicasAfterAppend: acks=all, the batch was appended and the
 // high watermark covers it, but the ISR shrank below min.insync.replicas
 // while the producer waited (Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND).

@@ -72,7 +72,7 @@ func (m *Manager) runFetcher(ctx context.Context, p *partition, leader, epoch in
 		// around every election: the next image restarts the fetcher.
 		if s := err.Error(); s != lastErr {
 			var nl *NotLeaderError
-			if errors.As(err, &nl) || errors.Is(err, ErrFencedLeaderEpoch) {
+			if errors.As(err, &nl) || errors.Is(err, ErrFencedLeaderEpoch) || errors.Is(err, ErrInconsistentTopicID) {
 				log.Info(msg, "error", err)
 			} else {
 				log.Warn(msg, "error", err)
@@ -105,7 +105,7 @@ func (m *Manager) runFetcher(ctx context.Context, p *partition, leader, epoch in
 		}
 		offset := p.log.LogEndOffset()
 		res, err := m.client.fetch(ctx, addr, fetchRequest{
-			Topic: p.topic, Partition: p.id, ReplicaID: m.cfg.BrokerID,
+			Topic: p.topic, TopicID: p.TopicID(), Partition: p.id, ReplicaID: m.cfg.BrokerID,
 			LeaderEpoch: epoch, FetchOffset: offset,
 			MaxBytes: m.cfg.FetchMaxBytes, Wait: m.cfg.FetchWait,
 		})
@@ -148,7 +148,7 @@ func (m *Manager) truncateToLeader(ctx context.Context, p *partition, addr strin
 		return nil // nothing written in any epoch: nothing to disagree on
 	}
 	leaderEpoch, end, err := m.client.epochEnd(ctx, addr, epochEndRequest{
-		Topic: p.topic, Partition: p.id, ReplicaID: m.cfg.BrokerID,
+		Topic: p.topic, TopicID: p.TopicID(), Partition: p.id, ReplicaID: m.cfg.BrokerID,
 		LeaderEpoch: epoch, Epoch: latest,
 	})
 	if err != nil {

@@ -55,7 +55,7 @@ func (m *Manager) handleFetch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, q.err)
 		return
 	}
-	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), partition, epoch)
+	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), r.URL.Query().Get("topic_id"), partition, epoch)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -86,7 +86,7 @@ func (m *Manager) handleEpochEnd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, q.err)
 		return
 	}
-	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), partition, epoch)
+	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), r.URL.Query().Get("topic_id"), partition, epoch)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -105,14 +105,16 @@ func (m *Manager) handleEpochEnd(w http.ResponseWriter, r *http.Request) {
 const epochCatchUpWait = time.Second
 
 // awaitEpoch returns the hosted partition once this broker has applied
-// leader epoch epoch (or a newer one) to it. Metadata reaches brokers a few
-// milliseconds apart, and a follower often learns of a new leadership
-// before its leader does: answering it UNKNOWN_LEADER_EPOCH or NOT_LEADER
-// at once would make it back off (fetchBackoff) and hold up the first
-// acks=all produce of every new leadership by that much. After
-// epochCatchUpWait, or when ctx ends, it returns what m.partition says, and
-// the request fails as before.
-func (m *Manager) awaitEpoch(ctx context.Context, topic string, partition, epoch int32) (*partition, error) {
+// leader epoch epoch (or a newer one) to it, and hosts it under topic id
+// topicID. Metadata reaches brokers a few milliseconds apart, and a
+// follower often learns of a new leadership — or of a topic created again
+// under the same name — before its leader does: answering it
+// UNKNOWN_LEADER_EPOCH, INCONSISTENT_TOPIC_ID or NOT_LEADER at once would
+// make it back off (fetchBackoff) and hold up the first acks=all produce of
+// every new leadership by that much. After epochCatchUpWait, or when ctx
+// ends, it returns what m.partition says, or ErrInconsistentTopicID for a
+// replica of another topic id, and the request fails.
+func (m *Manager) awaitEpoch(ctx context.Context, topic, topicID string, partition, epoch int32) (*partition, error) {
 	t := time.NewTimer(epochCatchUpWait)
 	defer t.Stop()
 	for {
@@ -122,6 +124,9 @@ func (m *Manager) awaitEpoch(ctx context.Context, topic string, partition, epoch
 		ch := m.reconciled.wait()
 		m.reconciledMu.Unlock()
 		p, err := m.partition(topic, partition)
+		if err == nil && !p.sameTopic(topicID) {
+			err = fmt.Errorf("%w: %s-%d is topic id %s here, %s at the requester", ErrInconsistentTopicID, topic, partition, p.TopicID(), topicID)
+		}
 		if err == nil && p.knowsEpoch(epoch) || errors.Is(err, ErrClosed) {
 			return p, err
 		}

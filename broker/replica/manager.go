@@ -7,10 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -88,6 +85,9 @@ type Manager struct {
 	// configs is the overrides each hosted partition's log was given last.
 	configs map[partitionKey]map[string]string
 	closed  bool
+
+	// checkpointMu serialises high watermark checkpoint writes.
+	checkpointMu sync.Mutex
 
 	// caughtUp is set, for good, by the first reconcile whose image was
 	// caught up with the metadata log (Metadata.Partitions); only the
@@ -173,67 +173,6 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// openExisting reopens the partition directories left by a previous run.
-func (m *Manager) openExisting() error {
-	entries, err := os.ReadDir(m.cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	hws, err := readHWCheckpoint(m.cfg.DataDir)
-	if err != nil {
-		// Only costs consumers a short wait until followers fetch again.
-		m.logger.Warn("Ignoring high watermark checkpoint", "error", err)
-	}
-	for _, e := range entries {
-		topic, partition, ok := parsePartitionDir(e.Name())
-		if !e.IsDir() || !ok {
-			continue
-		}
-		p, err := m.openPartition(topic, partition, nil)
-		if err != nil {
-			return err
-		}
-		if hw, ok := hws[partitionKey{topic, partition}]; ok {
-			p.hw = min(max(hw, p.log.LogStartOffset()), p.log.LogEndOffset())
-		}
-	}
-	return nil
-}
-
-// partitionDir is DATA/<topic>-<partition>, as Kafka names it.
-func partitionDir(topic string, partition int32) string {
-	return topic + "-" + strconv.Itoa(int(partition))
-}
-
-func parsePartitionDir(name string) (string, int32, bool) {
-	i := strings.LastIndexByte(name, '-')
-	if i <= 0 {
-		return "", 0, false
-	}
-	n, err := strconv.ParseInt(name[i+1:], 10, 32)
-	if err != nil || n < 0 {
-		return "", 0, false
-	}
-	return name[:i], int32(n), true
-}
-
-// openPartition opens (creating if needed) the log of one partition and
-// registers it; only the metadata goroutine and NewManager call it.
-func (m *Manager) openPartition(topic string, partition int32, overrides map[string]string) (*partition, error) {
-	key := partitionKey{topic, partition}
-	dir := filepath.Join(m.cfg.DataDir, partitionDir(topic, partition))
-	lg, err := storage.Open(dir, m.cfg.LogConfig(overrides))
-	if err != nil {
-		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
-	}
-	p := newPartition(topic, partition, lg, m.env)
-	m.mu.Lock()
-	m.partitions[key] = p
-	m.configs[key] = overrides
-	m.mu.Unlock()
-	return p, nil
-}
-
 // caughtUpPoll is how often the metadata goroutine looks again while the
 // metadata is not caught up: catching up need not change the image (the
 // last entry to replay may be one already applied), so no notification is
@@ -274,6 +213,14 @@ func (m *Manager) followMetadata(updates <-chan struct{}) {
 // which is retriable) until the caught-up image says who leads. Following
 // on an old image is harmless: a leader refuses a follower of an epoch it
 // does not lead, before the follower truncates or appends anything.
+//
+// A hosted replica whose topic id differs from the image's belongs to a
+// topic that was deleted and created again under the same name. Once the
+// image has caught up it is deleted and the partition starts afresh; it is
+// never reused, whether or not this broker saw the image in which the
+// topic was gone (images are skipped when they come quickly, and a raft
+// snapshot install jumps over them). Before that it gets no role: on an
+// old image the replica may be the newer of the two.
 func (m *Manager) reconcile() {
 	defer func() {
 		m.reconciledMu.Lock()
@@ -299,9 +246,27 @@ func (m *Manager) reconcile() {
 		p := m.partitions[key]
 		overrides := m.configs[key]
 		m.mu.RUnlock()
+		if p != nil && !p.sameTopic(st.TopicID) {
+			if !caughtUp {
+				continue // another topic's replica, but which is newer is not known yet
+			}
+			// The topic was deleted and created again while this broker
+			// was away, or the images in between were skipped: this
+			// replica belongs to the deleted topic.
+			m.logger.Warn("Replica belongs to a deleted topic of the same name", "topic", key.topic, "partition", key.partition,
+				"stale_topic_id", p.TopicID(), "topic_id", st.TopicID)
+			m.removePartitions(key)
+			p = nil
+		}
+		if p != nil && p.TopicID() == "" && st.TopicID != "" {
+			if err := p.adoptTopicID(st.TopicID); err != nil {
+				m.logger.Error("Cannot record the topic id", "topic", key.topic, "partition", key.partition, "error", err)
+				continue
+			}
+		}
 		if p == nil {
 			var err error
-			if p, err = m.openPartition(key.topic, key.partition, st.Config); err != nil {
+			if p, err = m.openPartition(key.topic, key.partition, st.TopicID, st.Config, caughtUp); err != nil {
 				m.logger.Error("Cannot host partition", "topic", key.topic, "partition", key.partition, "error", err)
 				continue
 			}
@@ -332,30 +297,7 @@ func (m *Manager) reconcile() {
 		}
 	}
 	m.mu.RUnlock()
-	for _, key := range stray {
-		m.removePartition(key)
-	}
-}
-
-// removePartition stops hosting a partition and deletes its directory.
-func (m *Manager) removePartition(key partitionKey) {
-	m.mu.Lock()
-	p := m.partitions[key]
-	delete(m.partitions, key)
-	delete(m.configs, key)
-	m.mu.Unlock()
-	if p == nil {
-		return
-	}
-	wasLeader, epoch := p.leadership()
-	p.close()
-	if err := p.log.Delete(); err != nil {
-		m.logger.Error("Cannot delete partition", "topic", key.topic, "partition", key.partition, "error", err)
-	}
-	m.logger.Info("Deleted partition", "topic", key.topic, "partition", key.partition)
-	if wasLeader && m.cfg.OnLeadershipChange != nil {
-		m.cfg.OnLeadershipChange(key.topic, key.partition, false, epoch)
-	}
+	m.removePartitions(stray...)
 }
 
 // runTickers checks ISR lag every half lag time (as Kafka), applies

@@ -12,7 +12,11 @@ const NoLeader int32 = -1
 // PartitionState is the controller's committed record of one partition, as
 // the metadata image holds it.
 type PartitionState struct {
-	Topic     string
+	Topic string
+	// TopicID tells this topic from an earlier one of the same name that
+	// was deleted (KIP-516): a replica directory that holds another id is
+	// stale and is deleted, never reused. "" (tests) skips the check.
+	TopicID   string
 	Partition int32
 	// Replicas is the assignment, preferred leader first.
 	Replicas []int32

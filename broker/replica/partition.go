@@ -47,6 +47,11 @@ type partition struct {
 	id    int32
 	log   *storage.Log
 	env   *partitionEnv
+	// topicID is the id in the directory's partition.metadata ("" for a
+	// directory written before topic ids, until the metadata names it).
+	// A partition object serves one topic id for its whole life: a
+	// different id means another topic, hence another partition object.
+	topicID atomic.Pointer[string]
 
 	roleMu sync.RWMutex
 
@@ -97,13 +102,36 @@ type partitionCounters struct {
 	isrExpands           atomic.Int64
 }
 
-func newPartition(topic string, id int32, log *storage.Log, env *partitionEnv) *partition {
-	return &partition{
+func newPartition(topic, topicID string, id int32, log *storage.Log, env *partitionEnv) *partition {
+	p := &partition{
 		topic: topic, id: id, log: log, env: env,
-		state:  PartitionState{Topic: topic, Partition: id, Leader: NoLeader, LeaderEpoch: -1, PartitionEpoch: -1},
+		state:  PartitionState{Topic: topic, TopicID: topicID, Partition: id, Leader: NoLeader, LeaderEpoch: -1, PartitionEpoch: -1},
 		minISR: 1,
 		hw:     log.LogStartOffset(),
 	}
+	p.topicID.Store(&topicID)
+	return p
+}
+
+// TopicID returns the id of the topic this replica belongs to.
+func (p *partition) TopicID() string { return *p.topicID.Load() }
+
+// adoptTopicID records id in a directory written before topic ids, whose
+// topic the metadata names now.
+func (p *partition) adoptTopicID(id string) error {
+	if err := storage.WriteTopicID(p.log.Dir(), id); err != nil {
+		return err
+	}
+	p.topicID.Store(&id)
+	p.env.logger.Info("Recorded the topic id of a replica written without one", "topic", p.topic, "partition", p.id, "topic_id", id)
+	return nil
+}
+
+// sameTopic reports whether a request naming topic id id is about this
+// replica's topic; "" on either side cannot tell and passes.
+func (p *partition) sameTopic(id string) bool {
+	own := p.TopicID()
+	return id == "" || own == "" || id == own
 }
 
 // applyState moves the replica to the role the metadata gives it. It is

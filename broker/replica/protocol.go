@@ -11,20 +11,23 @@ import (
 // The internal HTTP API between replicas, mounted under /internal/replica/:
 //
 //	GET /internal/replica/fetch
-//	    ?topic=&partition=&replica_id=&leader_epoch=&fetch_offset=&max_bytes=&wait_ms=
+//	    ?topic=&topic_id=&partition=&replica_id=&leader_epoch=&fetch_offset=&max_bytes=&wait_ms=
 //	  200, application/octet-stream: raw batches from fetch_offset on (possibly
 //	  none, after wait_ms), with the leader's state in headers
 //	  Kairolog-High-Watermark, Kairolog-Log-Start-Offset,
 //	  Kairolog-Log-End-Offset, Kairolog-Leader-Epoch.
 //
 //	GET /internal/replica/epoch-end
-//	    ?topic=&partition=&replica_id=&leader_epoch=&epoch=
+//	    ?topic=&topic_id=&partition=&replica_id=&leader_epoch=&epoch=
 //	  200 {"epoch": E, "end_offset": O}: the largest epoch ≤ epoch in the
 //	  leader's log and the offset where it ends (-1, -1 if none).
 //
 // leader_epoch is the requester's view of the current leadership and is
 // checked by the leader: older → 412 FENCED_LEADER_EPOCH, newer → 409
-// UNKNOWN_LEADER_EPOCH. Errors are JSON {"error","code",...} as in the public
+// UNKNOWN_LEADER_EPOCH. topic_id is the id of the requester's replica; one
+// the leader's replica does not have → 409 INCONSISTENT_TOPIC_ID (one of
+// the two belongs to a deleted topic of the same name, and leader epochs
+// start again at 0 in a new topic, so they alone cannot tell). Errors are JSON {"error","code",...} as in the public
 // API; an OFFSET_OUT_OF_RANGE (416) also carries log_start_offset,
 // log_end_offset and high_watermark, NOT_LEADER (421) carries leader.
 const (
@@ -42,6 +45,7 @@ const maxFetchWait = 30 * time.Second
 
 type fetchRequest struct {
 	Topic       string
+	TopicID     string
 	Partition   int32
 	ReplicaID   int32
 	LeaderEpoch int32
@@ -52,6 +56,7 @@ type fetchRequest struct {
 
 type epochEndRequest struct {
 	Topic       string
+	TopicID     string
 	Partition   int32
 	ReplicaID   int32
 	LeaderEpoch int32
@@ -84,6 +89,7 @@ var wireErrors = []struct {
 }{
 	{ErrFencedLeaderEpoch, "FENCED_LEADER_EPOCH", http.StatusPreconditionFailed},
 	{ErrUnknownLeaderEpoch, "UNKNOWN_LEADER_EPOCH", http.StatusConflict},
+	{ErrInconsistentTopicID, "INCONSISTENT_TOPIC_ID", http.StatusConflict},
 	{ErrUnknownPartition, "UNKNOWN_PARTITION", http.StatusNotFound},
 	{ErrNotReplica, "NOT_REPLICA", http.StatusForbidden},
 	{errInvalidArgument, "INVALID_ARGUMENT", http.StatusBadRequest},

@@ -39,6 +39,8 @@
 //	func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64)
 //	func EncodeBatch(dst []byte, baseOffset int64, leaderEpoch int32, records []Record) ([]byte, error)
 //	func DecodeBatch(b []byte) (BatchHeader, []Record, error)
+//	func ReadTopicID(dir string) (string, error)
+//	func WriteTopicID(dir, id string) error
 //	func VerifyBatch(b []byte) (BatchHeader, error)
 //	func ParseBatchHeader(b []byte) (BatchHeader, error)
 //
@@ -68,6 +70,9 @@
 // log-start-offset-checkpoint and leader-epoch-checkpoint
 // (text, Kafka's layout: a "0" version line, a count line, one entry per
 // line) and .clean-shutdown, present only between Close and the next Open.
+// partition.metadata ("version: 0", "topic_id: <id>", Kafka's KIP-516
+// file) names the topic the directory belongs to; Open ignores it, and
+// ReadTopicID and WriteTopicID read and write it for the replica layer.
 //
 // # Batch format
 //

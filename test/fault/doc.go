@@ -1,9 +1,9 @@
-// Package fault holds the process-level fault test of a replicated
-// KairoLog cluster (fault_test.go): it builds cmd/broker, runs three broker
-// processes on their own loopback addresses and data directories, produces
-// with acks=all and commits group offsets without pause while it kills the
-// leader of the produced partition with SIGKILL round after round and
-// restarts it, then reads every replica's log from disk and checks that no
+// Package fault holds the process-level fault tests of a replicated
+// KairoLog cluster. TestKillLeaderLoop (fault_test.go) builds cmd/broker,
+// runs three broker processes on their own loopback addresses and data
+// directories, produces with acks=all and commits group offsets without
+// pause while it kills the leader of the produced partition with SIGKILL
+// round after round and restarts it, then reads every replica's log from disk and checks that no
 // acknowledged record was lost or duplicated, that the replicas are
 // byte-identical up to the high watermark and that the committed offsets
 // survived. It reports the acknowledged and lost counts and the failover
@@ -12,7 +12,16 @@
 //
 //	go test ./test/fault -run TestKillLeaderLoop -v -count=1
 //
-// The test is skipped with -short. FAULT_ROUNDS changes the number of
+// TestRecreateTopicWhileAway (recreate_test.go) takes one broker away —
+// SIGSTOP or SIGKILL, the partition's leader or a follower — while a topic
+// with 100 records is deleted, created again and given 5 records, brings it
+// back, and checks that no fetch through any broker returns a record of the
+// deleted topic and that every replica, read from disk at the end, holds
+// exactly the new topic's records.
+//
+//	go test ./test/fault -run TestRecreateTopicWhileAway -v -count=1
+//
+// The tests are skipped with -short. FAULT_ROUNDS changes the number of
 // rounds that kill the partition leader (default 10), FAULT_CONTROLLER_ROUNDS
 // those that then kill the controller (default 3).
 package fault

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,6 +155,33 @@ func (p *brokerProc) stop(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-done
 		t.Errorf("broker %d did not stop on SIGINT within a minute", p.id)
+	}
+}
+
+// pause stops the process with SIGSTOP: it holds its sockets and files
+// but runs nothing until resume, like a process stuck in a long GC pause
+// or a VM that was frozen.
+func (p *brokerProc) pause(t *testing.T) {
+	t.Helper()
+	p.signal(t, syscall.SIGSTOP)
+}
+
+// resume continues a paused process with SIGCONT.
+func (p *brokerProc) resume(t *testing.T) {
+	t.Helper()
+	p.signal(t, syscall.SIGCONT)
+}
+
+func (p *brokerProc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		t.Fatalf("broker %d is not running", p.id)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("%v to broker %d: %v", sig, p.id, err)
 	}
 }
 
