@@ -80,9 +80,12 @@ func (p *partition) appendAsFollower(leader, epoch int32, batches []byte, leader
 	return nil
 }
 
-// truncateTo cuts the follower's log back to offset (a no-op at or past the
-// log end). The high watermark is capped at the new end: only a deposed
-// leader's unreplicated tail is ever cut, and that was above every HW.
+// truncateTo cuts the follower's log back to offset. At or past the log end
+// it removes no record but still drops a leader epoch that starts at the
+// log end and wrote nothing (see storage's Truncate), which would otherwise
+// refuse the leader's older-epoch batches forever. The high watermark is
+// capped at the new end: only a deposed leader's unreplicated tail is ever
+// cut, and that was above every HW.
 func (p *partition) truncateTo(leader, epoch int32, offset int64) error {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
@@ -93,11 +96,11 @@ func (p *partition) truncateTo(leader, epoch int32, offset int64) error {
 		return errStaleFetcher
 	}
 	leo := p.log.LogEndOffset()
-	if offset >= leo {
-		return nil
-	}
 	if err := p.log.Truncate(offset); err != nil {
 		return fmt.Errorf("truncate %s-%d to %d: %w", p.topic, p.id, offset, err)
+	}
+	if offset >= leo {
+		return nil
 	}
 	p.env.logger.Info("Truncated follower log", "topic", p.topic, "partition", p.id,
 		"from", leo, "to", offset, "leader", leader, "epoch", epoch)

@@ -148,3 +148,42 @@ func TestAssignEpochAtElection(t *testing.T) {
 		t.Fatal("AssignEpoch on a closed log succeeded")
 	}
 }
+
+// A leader that assigned its epoch at election and wrote nothing, then
+// became a follower: truncating to its log end (or past it) drops that
+// epoch, as Kafka's truncateTo does, so the new leader's batches of the
+// older epoch are accepted; kept, it refused them for good.
+func TestTruncateAtTheLogEndDropsAnEpochThatWroteNothing(t *testing.T) {
+	for _, offset := range []int64{10, 12} {
+		dir := t.TempDir()
+		l := mustOpen(t, dir, smallConfig())
+		appendRange(t, l, 0, 10, 5, 4)
+		if err := l.AssignEpoch(5); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Truncate(offset); err != nil {
+			t.Fatal(err)
+		}
+		if l.LatestEpoch() != 4 || l.LogEndOffset() != 10 {
+			t.Errorf("Truncate(%d) at log end 10: latest epoch %d, log end %d; want 4, 10", offset, l.LatestEpoch(), l.LogEndOffset())
+		}
+		// The new leader's log continues epoch 4 past offset 10.
+		leader := mustOpen(t, t.TempDir(), smallConfig())
+		appendRange(t, leader, 0, 15, 5, 4)
+		raw, err := leader.ReadRaw(10, -1, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leader.Close()
+		if _, err := l.AppendRaw(raw); err != nil {
+			t.Errorf("appending the leader's epoch 4 batches after Truncate(%d): %v", offset, err)
+		}
+		// The trimmed cache is what is on disk.
+		l.Close()
+		l = mustOpen(t, dir, smallConfig())
+		if e, end := l.EndOffsetForEpoch(4); e != 4 || end != 15 || l.LatestEpoch() != 4 {
+			t.Errorf("after reopening: latest %d, EndOffsetForEpoch(4) = (%d, %d); want 4, (4, 15)", l.LatestEpoch(), e, end)
+		}
+		l.Close()
+	}
+}

@@ -9,9 +9,15 @@ import (
 // Truncate removes every record at or above offset, cutting at the start
 // of the batch that holds offset (so the new log end offset is that
 // batch's base offset, ≤ offset), together with the leader epochs that
-// start past the new end. Replication uses it to discard a divergent tail.
-// Truncating at or below the log start offset empties the log and
+// start at or past the new end. Replication uses it to discard a divergent
+// tail. Truncating at or below the log start offset empties the log and
 // continues at offset.
+//
+// At or past the log end no record goes, but the epochs that start at the
+// log end still do, as in Kafka's truncateTo: a leader that recorded its
+// new epoch at election (AssignEpoch) and wrote nothing before it lost the
+// leadership holds such an entry, and kept, it would make the log refuse
+// the older epochs' batches the new leader sends next.
 func (l *Log) Truncate(offset int64) error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
@@ -19,6 +25,9 @@ func (l *Log) Truncate(offset int64) error {
 		return ErrClosed
 	}
 	if offset >= l.leo.Load() {
+		if l.epochs.truncateFromEnd(l.leo.Load()) {
+			return l.epochs.persist(l.dir)
+		}
 		return nil
 	}
 	if offset <= l.logStart.Load() {
