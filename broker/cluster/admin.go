@@ -25,7 +25,8 @@ func (n *Node) DeleteTopic(ctx context.Context, name string) error {
 }
 
 // CreatePartitions raises a topic's partition count; the same count
-// changes nothing and a smaller one is ErrInvalidPartitions.
+// changes nothing and a smaller one is ErrInvalidPartitions. Sent again
+// after a controller failover, it adds the partitions only once.
 func (n *Node) CreatePartitions(ctx context.Context, topic string, partitions int) (*metadata.Topic, error) {
 	return opPartitions.call(n, ctx, CreatePartitionsRequest{Topic: topic, Partitions: partitions})
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -131,23 +132,43 @@ func (n *Node) createPartitions(ctx context.Context, req CreatePartitionsRequest
 	if err := metadata.RefuseInternal(t, "given more partitions"); err != nil {
 		return nil, err
 	}
+	cmd, err := createPartitionsCommand(img, t, req)
+	if err != nil || cmd == nil {
+		return t, err
+	}
+	_, err = n.apply(ctx, metadata.Command{Type: metadata.CmdCreatePartitions, CreatePartitions: cmd})
+	if errors.Is(err, metadata.ErrStalePartitionCount) {
+		// The count moved since this controller read it: most likely this
+		// very request, proposed by a controller that lost its leadership
+		// before it could answer, committed after all and was sent here
+		// again. Having the count asked for is success.
+		if t := n.Image().Topic(req.Topic); t != nil && len(t.Partitions) == req.Partitions {
+			return t, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return n.Image().Topic(req.Topic), nil
+}
+
+// createPartitionsCommand plans raising t to req.Partitions on img: nil
+// when it has that many already. The command carries the count it was
+// planned from, so that it adds partitions at most once however often it
+// is proposed.
+func createPartitionsCommand(img *metadata.Image, t *metadata.Topic, req CreatePartitionsRequest) (*metadata.CreatePartitions, error) {
 	switch have := len(t.Partitions); {
 	case req.Partitions < have:
 		return nil, fmt.Errorf("%w: %q has %d partitions; the count cannot go down to %d",
 			ErrInvalidPartitions, req.Topic, have, req.Partitions)
 	case req.Partitions == have:
-		return t, nil
+		return nil, nil
 	}
 	assignments, err := metadata.NewPlanner(img).Place(req.Partitions-len(t.Partitions), t.ReplicationFactor())
 	if err != nil {
 		return nil, err
 	}
-	_, err = n.apply(ctx, metadata.Command{Type: metadata.CmdCreatePartitions, CreatePartitions: &metadata.CreatePartitions{
-		Topic: req.Topic, Assignments: assignments}})
-	if err != nil {
-		return nil, err
-	}
-	return n.Image().Topic(req.Topic), nil
+	return &metadata.CreatePartitions{Topic: req.Topic, FromPartitions: len(t.Partitions), Assignments: assignments}, nil
 }
 
 func (n *Node) alterConfig(ctx context.Context, req AlterConfigRequest) (map[string]string, error) {

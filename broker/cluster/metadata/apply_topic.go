@@ -62,6 +62,10 @@ func (img *Image) createPartitions(c CreatePartitions) error {
 		return err
 	}
 	old := img.Topics[c.Topic]
+	if c.FromPartitions > 0 && len(old.Partitions) != c.FromPartitions {
+		return fmt.Errorf("%w: %q has %d partitions, not the %d this change was planned from",
+			ErrStalePartitionCount, c.Topic, len(old.Partitions), c.FromPartitions)
+	}
 	rf := old.ReplicationFactor()
 	t := img.writableTopic(c.Topic)
 	for _, a := range c.Assignments {

@@ -83,9 +83,15 @@ type DeleteTopic struct {
 }
 
 // CreatePartitions appends partitions with the given placement.
+// FromPartitions is the partition count the placement was planned from;
+// the command applies only while the topic still has that many, so a
+// command proposed again after a controller failover (the first proposal
+// committed after all) adds nothing twice. Commands logged before the
+// field existed have 0 and apply as they are.
 type CreatePartitions struct {
-	Topic       string  `json:"topic"`
-	Assignments [][]int `json:"assignments"`
+	Topic          string  `json:"topic"`
+	FromPartitions int     `json:"from_partitions,omitempty"`
+	Assignments    [][]int `json:"assignments"`
 }
 
 // AlterConfig changes a topic's overrides. With Replace the overrides

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 )
 
@@ -9,11 +10,14 @@ import (
 // image unchanged and return one of these (possibly wrapped with %w), so
 // callers check them with errors.Is and map them to API codes with Code.
 var (
-	ErrUnknownTopic             = errors.New("unknown topic")
-	ErrTopicExists              = errors.New("topic already exists")
-	ErrInvalidTopic             = errors.New("invalid topic name")
-	ErrUnknownPartition         = errors.New("unknown partition")
-	ErrInvalidPartitions        = errors.New("invalid partition count")
+	ErrUnknownTopic      = errors.New("unknown topic")
+	ErrTopicExists       = errors.New("topic already exists")
+	ErrInvalidTopic      = errors.New("invalid topic name")
+	ErrUnknownPartition  = errors.New("unknown partition")
+	ErrInvalidPartitions = errors.New("invalid partition count")
+	// ErrStalePartitionCount: a CreatePartitions planned from a partition
+	// count the topic no longer has (an INVALID_PARTITIONS to clients).
+	ErrStalePartitionCount      = fmt.Errorf("%w: the partition count changed", ErrInvalidPartitions)
 	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
 	ErrInvalidConfig            = errors.New("invalid topic config")
 	// ErrInternalTopic refuses a config, partition-count or delete change
