@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"io/fs"
 
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
@@ -11,62 +12,106 @@ import (
 	"github.com/kairolog/kairolog/broker/storage"
 )
 
-// apiError turns an error of the packages below into the *client.Error the
-// HTTP layer answers with. Errors no rule knows pass through unchanged: the
-// server logs them and answers 500, since only a bug produces them.
-func apiError(err error) error {
+// ClientError is what a client is told about err: the *client.Error whose
+// code (and through it the HTTP status) fits the cause. This is the one
+// place where errors of the packages below the broker (storage, replica,
+// group, the metadata quorum) get their client-facing codes; errorRules
+// lists every one of their errors, and TestEveryCoreErrorHasAClientCode
+// keeps it so.
+//
+// What a leader change, a shutdown or a corrupt batch causes is a 503 the
+// client retries (LEADER_NOT_AVAILABLE, NOT_READY, STORAGE_ERROR …), with
+// a retry hint. ok is false for an error no rule knows: only a bug makes
+// one, and the server logs it and answers 500 INTERNAL.
+func ClientError(err error) (e *client.Error, ok bool) {
 	if err == nil {
-		return nil
+		return nil, false
 	}
-	var ce *client.Error
-	if errors.As(err, &ce) {
-		return ce
-	}
-	var notLeader *replica.NotLeaderError
-	if errors.As(err, &notLeader) {
-		e := client.Errorf(client.CodeLeaderNotAvailable, "%v", err)
-		e.RetryAfterMs = 500
-		return e
+	defer func() {
+		if ok && e.Retriable() && e.RetryAfterMs == 0 {
+			hinted := *e // a copy: e may be another broker's reply
+			hinted.RetryAfterMs = defaultRetryAfterMs
+			e = &hinted
+		}
+	}()
+	if errors.As(err, &e) {
+		return e, true
 	}
 	var oor *replica.OffsetOutOfRangeError
 	if errors.As(err, &oor) {
 		e := client.Errorf(client.CodeOffsetOutOfRange, "offset %d is outside [%d, %d]", oor.Offset, oor.LogStartOffset, oor.HighWatermark)
 		e.LogStartOffset, e.HighWatermark = &oor.LogStartOffset, &oor.HighWatermark
-		return e
+		return e, true
 	}
 	var soor *storage.OffsetOutOfRangeError
 	if errors.As(err, &soor) {
 		e := client.Errorf(client.CodeOffsetOutOfRange, "offset %d is outside [%d, %d]", soor.Offset, soor.LogStartOffset, soor.LogEndOffset)
 		e.LogStartOffset, e.HighWatermark = &soor.LogStartOffset, &soor.LogEndOffset
-		return e
+		return e, true
+	}
+	var notLeader *replica.NotLeaderError
+	if errors.As(err, &notLeader) {
+		return client.Errorf(client.CodeLeaderNotAvailable, "%v", err), true
 	}
 	for _, rule := range errorRules {
 		if errors.Is(err, rule.err) {
-			e := client.Errorf(rule.code, "%v", err)
-			if e.Retriable() {
-				e.RetryAfterMs = 500
-			}
-			return e
+			return client.Errorf(rule.code, "%v", err), true
 		}
 	}
-	if code, _ := metadata.Code(err); code != "INTERNAL" {
-		if _, known := knownCodes[code]; known {
-			return client.Errorf(code, "%v", err)
-		}
-	}
+	var pathErr *fs.PathError
 	switch {
+	case errors.As(err, &pathErr):
+		// A file of a partition log could not be read or written: a disk
+		// error, a full disk.
+		return client.Errorf(client.CodeStorageError, "%v", err), true
 	case errors.Is(err, context.DeadlineExceeded):
-		return client.Errorf(client.CodeRequestTimedOut, "%v", err)
+		return client.Errorf(client.CodeRequestTimedOut, "%v", err), true
 	case errors.Is(err, context.Canceled):
-		return client.Errorf(client.CodeRequestTimedOut, "request cancelled: %v", err)
+		return client.Errorf(client.CodeRequestTimedOut, "request cancelled: %v", err), true
+	}
+	return nil, false
+}
+
+// defaultRetryAfterMs is the retry hint of a retriable error that names
+// none of its own.
+const defaultRetryAfterMs = 500
+
+// apiError is ClientError for the broker's own methods: an error no rule
+// knows passes through unchanged, so the server logs its cause.
+func apiError(err error) error {
+	if e, ok := ClientError(err); ok {
+		return e
 	}
 	return err
 }
 
+// errorRules give every error of the packages below the broker its client
+// code, first match wins. The rules for errors a client request cannot
+// meet (a follower's fetch, the controller's own bookkeeping) still name
+// the code it would get, so that no path answers 500 for them.
 var errorRules = []struct {
 	err  error
 	code string
 }{
+	// storage: the partition log.
+	{storage.ErrOffsetOutOfRange, client.CodeOffsetOutOfRange},
+	{storage.ErrBatchTooLarge, client.CodeRecordTooLarge},
+	{storage.ErrEmptyBatch, client.CodeInvalidArgument},
+	// A batch stamped with an epoch older than the log's latest: this
+	// broker led in an epoch that has since ended (a leader change raced
+	// the append).
+	{storage.ErrStaleEpoch, client.CodeLeaderNotAvailable},
+	// Follower appends only: the log moved under a fetch (truncated after
+	// a leader change).
+	{storage.ErrNotContiguous, client.CodeLeaderNotAvailable},
+	// Stored bytes fail their CRC: another replica may take over.
+	{storage.ErrCorrupt, client.CodeStorageError},
+	{storage.ErrCorruptPartitionMetadata, client.CodeStorageError},
+	// The log closed under the request: the partition moved away or the
+	// broker is stopping.
+	{storage.ErrClosed, client.CodeLeaderNotAvailable},
+
+	// replica: leadership, ISR and high watermark.
 	{replica.ErrUnknownPartition, client.CodeUnknownPartition},
 	{replica.ErrNotEnoughReplicas, client.CodeNotEnoughReplicas},
 	{replica.ErrNotEnoughReplicasAfterAppend, client.CodeNotEnoughReplicasAfterAppend},
@@ -74,9 +119,13 @@ var errorRules = []struct {
 	{replica.ErrLeaderMovedAfterAppend, client.CodeLeaderNotAvailable},
 	{replica.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable},
 	{replica.ErrUnknownLeaderEpoch, client.CodeLeaderNotAvailable},
+	{replica.ErrNotReplica, client.CodeLeaderNotAvailable},
+	// The topic was deleted and created again, and this broker or the
+	// one that sent the request has not caught up with it yet.
+	{replica.ErrInconsistentTopicID, client.CodeLeaderNotAvailable},
 	{replica.ErrClosed, client.CodeNotReady},
-	{storage.ErrBatchTooLarge, client.CodeRecordTooLarge},
-	{storage.ErrClosed, client.CodeLeaderNotAvailable},
+
+	// group: consumer-group coordinators.
 	{group.ErrInvalidArgument, client.CodeInvalidArgument},
 	{group.ErrUnknownGroup, client.CodeUnknownGroup},
 	{group.ErrUnknownMember, client.CodeUnknownMemberID},
@@ -87,19 +136,38 @@ var errorRules = []struct {
 	{group.ErrUnknownTopic, client.CodeUnknownTopic},
 	{group.ErrUnknownPartition, client.CodeUnknownPartition},
 	{group.ErrCoordinatorNotAvailable, client.CodeCoordinatorNotAvailable},
-}
+	// A group journal record that does not decode: the coordinator cannot
+	// load the group here; another replica of its partition may.
+	{group.ErrInvalidRecord, client.CodeCoordinatorNotAvailable},
 
-// knownCodes are the codes of docs/api.md; a metadata code outside them
-// (internal fencing codes) is not shown to clients as it is.
-var knownCodes = map[string]struct{}{}
-
-func init() {
-	for _, c := range []string{client.CodeInvalidArgument, client.CodeInvalidConfig, client.CodeInvalidPartitions, client.CodeInternalTopic,
-		client.CodeInvalidReplicationFactor, client.CodeUnknownTopic, client.CodeUnknownPartition, client.CodeUnknownBroker,
-		client.CodeTopicAlreadyExists, client.CodeReassignmentInfeasible, client.CodeBrokerNotEmpty, client.CodeVoterNotReplaceable,
-		client.CodeReassignmentInProgress, client.CodeNotReady, client.CodeNotController, client.CodeRequestTimedOut} {
-		knownCodes[c] = struct{}{}
-	}
+	// metadata: the quorum and the controller.
+	{metadata.ErrUnknownTopic, client.CodeUnknownTopic},
+	{metadata.ErrTopicExists, client.CodeTopicAlreadyExists},
+	{metadata.ErrInvalidTopic, client.CodeInvalidArgument},
+	{metadata.ErrUnknownPartition, client.CodeUnknownPartition},
+	{metadata.ErrStalePartitionCount, client.CodeInvalidPartitions},
+	{metadata.ErrInvalidPartitions, client.CodeInvalidPartitions},
+	{metadata.ErrInvalidReplicationFactor, client.CodeInvalidReplicationFactor},
+	{metadata.ErrInvalidConfig, client.CodeInvalidConfig},
+	{metadata.ErrInternalTopic, client.CodeInternalTopic},
+	{metadata.ErrInvalidAssignment, client.CodeInvalidArgument},
+	{metadata.ErrReassignmentInfeasible, client.CodeReassignmentInfeasible},
+	{metadata.ErrReassignmentInProgress, client.CodeReassignmentInProgress},
+	{metadata.ErrBrokerNotEmpty, client.CodeBrokerNotEmpty},
+	{metadata.ErrVoterNotReplaceable, client.CodeVoterNotReplaceable},
+	{metadata.ErrUnknownBroker, client.CodeUnknownBroker},
+	{metadata.ErrNotController, client.CodeNotController},
+	{metadata.ErrNotReady, client.CodeNotReady},
+	{metadata.ErrRequestTimedOut, client.CodeRequestTimedOut},
+	{metadata.ErrInvalidCommand, client.CodeInvalidArgument},
+	// Fencing of the replicas' own proposals (leader epochs, partition
+	// epochs, ISR changes): a leadership or reassignment moved meanwhile.
+	{metadata.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable},
+	{metadata.ErrStalePartitionEpoch, client.CodeLeaderNotAvailable},
+	{metadata.ErrNotLeader, client.CodeLeaderNotAvailable},
+	{metadata.ErrInvalidISR, client.CodeLeaderNotAvailable},
+	// This broker's registration was superseded; it registers again.
+	{metadata.ErrStaleBrokerEpoch, client.CodeNotReady},
 }
 
 func errUnknownTopic(topic string) error {

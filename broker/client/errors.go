@@ -53,6 +53,7 @@ const (
 	CodeLeaderNotAvailable           = "LEADER_NOT_AVAILABLE"
 	CodeCoordinatorNotAvailable      = "COORDINATOR_NOT_AVAILABLE"
 	CodeNotController                = "NOT_CONTROLLER"
+	CodeStorageError                 = "STORAGE_ERROR"
 	CodeRequestTimedOut              = "REQUEST_TIMED_OUT"
 	CodeInternal                     = "INTERNAL"
 	CodeBrokerUnavailable            = "BROKER_UNAVAILABLE"
@@ -98,6 +99,7 @@ var codeStatus = map[string]int{
 	CodeLeaderNotAvailable:           http.StatusServiceUnavailable,
 	CodeCoordinatorNotAvailable:      http.StatusServiceUnavailable,
 	CodeNotController:                http.StatusServiceUnavailable,
+	CodeStorageError:                 http.StatusServiceUnavailable,
 	CodeRequestTimedOut:              http.StatusServiceUnavailable,
 	CodeBrokerUnavailable:            http.StatusServiceUnavailable,
 

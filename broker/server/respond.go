@@ -1,12 +1,11 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
+	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/client"
 )
 
@@ -42,9 +41,9 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// writeError answers err. An *client.Error keeps its code and status; a
-// cancelled request is a timeout; anything else is a bug, logged and answered
-// with 500 INTERNAL.
+// writeError answers err with the code the broker gives it
+// (broker.ClientError); an error it has no code for is a bug, logged and
+// answered with 500 INTERNAL.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := s.clientError(r, err)
 	status := e.Status
@@ -60,16 +59,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, e.Body())
 }
 
-// clientError is the *client.Error err is answered with: its own, a
-// timeout for a cancelled request, and for anything else (only a bug) an
-// INTERNAL error, logged with its cause.
+// clientError is the *client.Error err is answered with: the code the
+// broker gives it (broker.ClientError), and for an error it has no code
+// for (only a bug) an INTERNAL error, logged with its cause.
 func (s *Server) clientError(r *http.Request, err error) *client.Error {
-	var e *client.Error
-	switch {
-	case errors.As(err, &e):
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		e = client.Errorf(client.CodeRequestTimedOut, "request did not complete in time")
-	default:
+	e, ok := broker.ClientError(err)
+	if !ok {
 		s.log.Error("Request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		e = client.Errorf(client.CodeInternal, "internal error: %v", err)
 	}
