@@ -326,10 +326,12 @@ func (m *Manager) runTickers() {
 }
 
 // ApplyRetention deletes the segments that every hosted partition's
-// retention settings allow; the manager runs it periodically.
+// retention settings allow, never one that holds a record at or above the
+// partition's high watermark (a record not every in-sync replica has yet);
+// the manager runs it periodically.
 func (m *Manager) ApplyRetention() {
 	for _, p := range m.hosted() {
-		if _, err := p.log.ApplyRetention(m.cfg.Now()); err != nil {
+		if _, err := p.log.ApplyRetention(m.cfg.Now(), p.HighWatermark()); err != nil {
 			m.logger.Warn("Retention failed", "topic", p.topic, "partition", p.id, "error", err)
 		}
 	}

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -112,5 +113,60 @@ func TestOffsetForTimestampStopsAtTheHighWatermark(t *testing.T) {
 	bs[1].start(t)
 	if _, err := bs[1].manager().OffsetForTimestamp("orders", 0, base); !errors.As(err, &nl) {
 		t.Errorf("OffsetForTimestamp on a follower: %v", err)
+	}
+}
+
+// A record written with an old timestamp is past retention.ms the moment it
+// is written. Retention on the leader still keeps it until every in-sync
+// replica holds it (it is below the high watermark): deleted earlier, the
+// followers would restart past it, the high watermark would pass it, and
+// the pending acks=all produce would succeed for a record no replica has.
+func TestRetentionKeepsWhatTheFollowersHaveNotCopied(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", map[string]string{"retention.ms": "3600000", "segment.bytes": "1024"})
+	waitLeader(t, bs[0], "orders")
+	twoDaysAgo := time.Now().Add(-48 * time.Hour).UnixMilli()
+	committed := recordsOf("committed", 3)
+	for i := range committed {
+		committed[i].Timestamp = twoDaysAgo
+	}
+	produce(t, bs[0], "orders", committed, AcksAll)
+
+	bs[1].stop(t)
+	bs[2].stop(t)
+	old := storage.Record{Value: []byte("old"), Timestamp: twoDaysAgo}
+	type result struct {
+		base int64
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		base, _, err := bs[0].manager().Produce(context.Background(), "orders", 0, []storage.Record{old}, AcksAll, 20*time.Second)
+		done <- result{base, err}
+	}()
+	eventually(t, 5*time.Second, "the old record in the leader's log", func() bool {
+		return info(t, bs[0], "orders").LogEndOffset == 4
+	})
+	bs[0].manager().ApplyRetention()
+	i := info(t, bs[0], "orders")
+	if i.LogStartOffset > i.HighWatermark || i.LogStartOffset > 3 {
+		t.Fatalf("after retention with the followers away: log start %d, high watermark %d; want the log start at most 3", i.LogStartOffset, i.HighWatermark)
+	}
+
+	bs[1].start(t)
+	bs[2].start(t)
+	r := <-done
+	if r.err != nil || r.base != 3 {
+		t.Fatalf("acks=all produce of the old record = offset %d, %v; want 3", r.base, r.err)
+	}
+	for _, b := range bs {
+		eventually(t, 5*time.Second, fmt.Sprintf("broker %d to hold offset 3", b.id), func() bool {
+			return info(t, b, "orders").LogEndOffset == 4
+		})
+		recs := readAll(t, b, "orders")
+		if len(recs) == 0 || recs[len(recs)-1].Offset != 3 || string(recs[len(recs)-1].Value) != "old" {
+			t.Errorf("broker %d's log does not end with the acknowledged record at offset 3: %v", b.id, values(recs))
+		}
 	}
 }

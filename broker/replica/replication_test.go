@@ -218,10 +218,17 @@ func TestFollowerBehindLeaderLogStartRestartsThere(t *testing.T) {
 	waitLeader(t, bs[0], "orders")
 	produce(t, bs[0], "orders", recordsOf("early", 3), AcksAll)
 
+	// Broker 2 stops and leaves the ISR; retention deletes what brokers 0
+	// and 1 hold, which is committed, and broker 2 has not copied.
 	bs[2].stop(t)
+	c.update("orders", 0, func(s *PartitionState) { s.ISR = []int32{0, 1} })
 	for range 100 {
 		produce(t, bs[0], "orders", recordsOf("pad-pad-pad-pad-pad", 2), AcksLeader)
 	}
+	eventually(t, 5*time.Second, "the high watermark to reach the log end", func() bool {
+		i := info(t, bs[0], "orders")
+		return i.HighWatermark == i.LogEndOffset
+	})
 	bs[0].manager().ApplyRetention()
 	lso := info(t, bs[0], "orders").LogStartOffset
 	if lso <= 3 {

@@ -28,7 +28,7 @@
 //	func (l *Log) Size() int64
 //	func (l *Log) Truncate(offset int64) error
 //	func (l *Log) TruncateFullyAndStartAt(offset int64) error
-//	func (l *Log) ApplyRetention(now time.Time) (deletedSegments int, err error)
+//	func (l *Log) ApplyRetention(now time.Time, highWatermark int64) (deletedSegments int, err error)
 //	func (l *Log) DeleteRecordsBefore(offset int64) error
 //	func (l *Log) SetConfig(cfg Config)
 //	func (l *Log) Flush() error

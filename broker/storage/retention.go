@@ -6,17 +6,31 @@ import (
 
 // ApplyRetention deletes whole segments from the old end of the log:
 // those whose newest record is older than retention.ms, then as many as
-// keep the log above retention.bytes, then those entirely below the log
-// start offset. The log start offset moves to the first remaining
-// segment. If every segment has expired, an empty segment is rolled first
-// so the log keeps its end offset. It returns how many segments it deleted.
-func (l *Log) ApplyRetention(now time.Time) (deletedSegments int, err error) {
+// keep the log above retention.bytes — in both cases only segments wholly
+// below highWatermark, the offset below which every in-sync replica holds
+// the log — then those entirely below the log start offset. The log start
+// offset moves to the first remaining segment, so it never passes the
+// high watermark. If every segment has expired and the high watermark is
+// the log end, an empty segment is rolled first so the log keeps its end
+// offset. It returns how many segments it deleted.
+//
+// Without the high watermark bound a record written with an old timestamp
+// (or a burst beyond retention.bytes) could be deleted from the leader
+// before any follower copied it: the followers would restart past it, and
+// the high watermark would then pass a record no replica holds.
+func (l *Log) ApplyRetention(now time.Time, highWatermark int64) (deletedSegments int, err error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	if l.closed {
 		return 0, ErrClosed
 	}
 	cfg := l.Config()
+	// committed counts the segments that hold nothing at or above the high
+	// watermark: retention may take those and no others.
+	committed := 0
+	for committed < len(l.segs) && l.segs[committed].next.Load() <= highWatermark {
+		committed++
+	}
 	n := 0
 	if cfg.RetentionMs > 0 {
 		cutoff := now.UnixMilli() - cfg.RetentionMs.Milliseconds()
@@ -37,6 +51,7 @@ func (l *Log) ApplyRetention(now time.Time) (deletedSegments int, err error) {
 			n = max(n, i+1)
 		}
 	}
+	n = min(n, committed)
 	start := l.logStart.Load()
 	for n < len(l.segs)-1 && l.segs[n+1].base <= start {
 		n++

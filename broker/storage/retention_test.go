@@ -33,7 +33,7 @@ func TestRetentionMs(t *testing.T) {
 	wantStart := l.segs[l.segmentFor(149)].base
 	// At t=250s every record older than 150s has expired: segments whose
 	// newest record is below offset 149 go.
-	n, err := l.ApplyRetention(time.UnixMilli(250_000))
+	n, err := l.ApplyRetention(time.UnixMilli(250_000), l.LogEndOffset())
 	if err != nil || n == 0 {
 		t.Fatalf("ApplyRetention = %d, %v", n, err)
 	}
@@ -55,7 +55,7 @@ func TestRetentionMs(t *testing.T) {
 		t.Fatalf("epoch cache starts at %d, log at %d", l.epochs.entries[0].StartOffset, start)
 	}
 	// Nothing more to do at the same time.
-	if n, _ := l.ApplyRetention(time.UnixMilli(250_000)); n != 0 {
+	if n, _ := l.ApplyRetention(time.UnixMilli(250_000), l.LogEndOffset()); n != 0 {
 		t.Fatalf("second pass deleted %d", n)
 	}
 	l.Close()
@@ -64,7 +64,7 @@ func TestRetentionMs(t *testing.T) {
 		t.Fatalf("log start %d after restart, want %d", l.LogStartOffset(), start)
 	}
 	// Everything expired: the active segment goes too, after a roll.
-	n, err = l.ApplyRetention(time.UnixMilli(1_000_000))
+	n, err = l.ApplyRetention(time.UnixMilli(1_000_000), l.LogEndOffset())
 	if err != nil || l.LogStartOffset() != 400 || l.LogEndOffset() != 400 || l.Size() != 0 || l.SegmentCount() != 1 {
 		t.Fatalf("all expired: %d, %v, start %d end %d size %d", n, err, l.LogStartOffset(), l.LogEndOffset(), l.Size())
 	}
@@ -90,7 +90,7 @@ func TestRetentionBytes(t *testing.T) {
 	defer l.Close()
 	appendRange(t, l, 0, 600, 4, 0)
 	before := l.Size()
-	n, err := l.ApplyRetention(time.Now())
+	n, err := l.ApplyRetention(time.Now(), l.LogEndOffset())
 	if err != nil || n == 0 {
 		t.Fatalf("ApplyRetention = %d, %v", n, err)
 	}
@@ -103,9 +103,50 @@ func TestRetentionBytes(t *testing.T) {
 	checkRecords(t, readAll(t, l), l.LogStartOffset(), 600)
 	// Retention never deletes the active segment by size.
 	l.SetConfig(Config{SegmentBytes: cfg.SegmentBytes, RetentionBytes: 1})
-	l.ApplyRetention(time.Now())
+	l.ApplyRetention(time.Now(), l.LogEndOffset())
 	if l.SegmentCount() != 1 || l.LogEndOffset() != 600 || l.LogStartOffset() != l.segs[0].base {
 		t.Fatalf("segments %d end %d", l.SegmentCount(), l.LogEndOffset())
+	}
+}
+
+// Retention deletes only segments wholly below the high watermark,
+// however old their records or however far over retention.bytes, so the
+// log start never passes it; the log end segment goes (after a roll) only
+// once the high watermark has reached the log end.
+func TestRetentionStopsAtTheHighWatermark(t *testing.T) {
+	cfg := smallConfig()
+	cfg.RetentionMs = time.Second
+	cfg.RetentionBytes = 1
+	l := tsLog(t, t.TempDir(), cfg, 400)
+	defer l.Close()
+	later := time.UnixMilli(10_000_000) // every record expired long ago
+	segs := l.SegmentCount()
+	if n, err := l.ApplyRetention(later, 0); err != nil || n != 0 || l.LogStartOffset() != 0 {
+		t.Fatalf("high watermark 0: deleted %d segments (%v), log start %d; want none", n, err, l.LogStartOffset())
+	}
+	hw := int64(150)
+	n, err := l.ApplyRetention(later, hw)
+	if err != nil || n == 0 {
+		t.Fatalf("ApplyRetention below %d = %d, %v", hw, n, err)
+	}
+	first := l.segs[0]
+	if start := l.LogStartOffset(); start > hw || start != first.base || first.next.Load() <= hw {
+		t.Fatalf("high watermark %d: log start %d, first segment [%d, %d); want the segment holding %d first",
+			hw, start, first.base, first.next.Load(), hw)
+	}
+	if l.SegmentCount() != segs-n {
+		t.Fatalf("%d segments left of %d after deleting %d", l.SegmentCount(), segs, n)
+	}
+	if recs := readAll(t, l); len(recs) != int(400-l.LogStartOffset()) || recs[0].Offset != l.LogStartOffset() {
+		t.Fatalf("%d records from offset %d left, want every one from the log start %d", len(recs), recs[0].Offset, l.LogStartOffset())
+	}
+	// One below the log end keeps the last segment and its records.
+	if _, err := l.ApplyRetention(later, 399); err != nil || l.LogStartOffset() > 399 || l.Size() == 0 {
+		t.Fatalf("high watermark 399: %v, log start %d, size %d", err, l.LogStartOffset(), l.Size())
+	}
+	if _, err := l.ApplyRetention(later, 400); err != nil || l.LogStartOffset() != 400 || l.Size() != 0 || l.LogEndOffset() != 400 {
+		t.Fatalf("high watermark at the log end: %v, log start %d, size %d, log end %d",
+			err, l.LogStartOffset(), l.Size(), l.LogEndOffset())
 	}
 }
 
