@@ -220,6 +220,11 @@ func (b *Broker) Drain(ctx context.Context, id int32) (int, error) {
 	return n, apiError(err)
 }
 
+// DemoteVoter takes a broker out of the metadata quorum's voters.
+func (b *Broker) DemoteVoter(ctx context.Context, id int32) error {
+	return apiError(b.node.DemoteVoter(ctx, int(id)))
+}
+
 // CancelDrain lets a draining broker take replicas again.
 func (b *Broker) CancelDrain(ctx context.Context, id int32) error {
 	return apiError(b.node.CancelDrain(ctx, int(id)))

@@ -50,12 +50,14 @@ const (
 // overwritten: it is reported (condition and event), the children after it
 // are not applied, and the pass stops before touching brokers.
 //
-// The StatefulSet is read first: its annotation holds the number of initial
-// voters fixed at creation, and its replicas stay above spec.replicas until
-// a scale down has drained the departing brokers.
+// The StatefulSet is read first: its annotations hold the number of initial
+// voters and the default replication factor fixed at creation (a cluster
+// created before the second existed used its voter count for both), and
+// its replicas stay above spec.replicas until a scale down has drained the
+// departing brokers.
 func (r *KairoClusterReconciler) applyChildren(ctx context.Context, st *reconcileState) (bool, error) {
 	c := st.cluster
-	voters := resources.Voters(c.Spec.Replicas)
+	voters, replication := resources.Voters(c.Spec.Replicas), resources.DefaultReplication(c.Spec.Replicas)
 	replicas := c.Spec.Replicas
 	scaleUpFrom := int32(-1)
 	current := &appsv1.StatefulSet{}
@@ -63,7 +65,10 @@ func (r *KairoClusterReconciler) applyChildren(ctx context.Context, st *reconcil
 	switch {
 	case err == nil && metav1.IsControlledBy(current, c):
 		if v, err := strconv.Atoi(current.Annotations[resources.VotersAnnotation]); err == nil && v > 0 {
-			voters = int32(v)
+			voters, replication = int32(v), int32(v)
+		}
+		if v, err := strconv.Atoi(current.Annotations[resources.DefaultReplicationAnnotation]); err == nil && v > 0 {
+			replication = int32(v)
 		}
 		have := ptr.Deref(current.Spec.Replicas, 0)
 		replicas = max(replicas, have)
@@ -74,7 +79,7 @@ func (r *KairoClusterReconciler) applyChildren(ctx context.Context, st *reconcil
 		return false, err
 	}
 	st.builder = &resources.Builder{Cluster: c, Scheme: r.Scheme, DefaultImage: r.DefaultImage,
-		Replicas: replicas, Voters: voters}
+		Replicas: replicas, Voters: voters, DefaultReplication: replication}
 
 	for _, rb := range st.builder.ResourceBuilders() {
 		if _, ok := rb.(*resources.StatefulSetBuilder); ok && scaleUpFrom >= 0 && c.Spec.RebalanceOnScaleUp {

@@ -160,6 +160,7 @@ func (r *KairoClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	for _, p := range []phase{
 		r.applyChildren,
 		r.observe,
+		r.reduceTwoVoters,
 		r.resizeStorage,
 		r.scale,
 		r.rollingRestart,

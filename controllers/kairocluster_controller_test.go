@@ -129,6 +129,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			g.Expect(condition(kc, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonClusterReady))
 			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
 			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionFalse, ReasonAsExpected))
+			g.Expect(condition(kc, kairov1alpha1.ConditionQuorumFaultTolerant)).To(haveCondition(metav1.ConditionTrue, ReasonToleratesBrokerLoss))
 		}).WithTimeout(90 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 
 		_, err := svc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: "orders", Partitions: 6, ReplicationFactor: 3})

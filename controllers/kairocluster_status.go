@@ -97,7 +97,7 @@ func (r *KairoClusterReconciler) writeStatus(ctx context.Context, st *reconcileS
 // computeStatus is the cluster's status after a pass (and after
 // observeBrokers added its findings): counts from the pods,
 // brokers from the admin API (the last ones observed while it cannot be
-// reached), and the three conditions.
+// reached), and the four conditions.
 func computeStatus(st *reconcileState) kairov1alpha1.KairoClusterStatus {
 	c := st.cluster
 	s := *c.Status.DeepCopy()
@@ -154,6 +154,12 @@ func computeStatus(st *reconcileState) kairov1alpha1.KairoClusterStatus {
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, f, msg
 	}
 	meta.SetStatusCondition(&conds, degraded)
+
+	if voters := quorumVoters(st); voters != nil {
+		quorum := quorumCondition(voters)
+		quorum.ObservedGeneration = gen
+		meta.SetStatusCondition(&conds, quorum)
+	}
 	s.Conditions = conds
 	return s
 }
@@ -263,8 +269,9 @@ func pick(findings []finding, order []string) (string, string, bool) {
 }
 
 // conditionEvents emits an event when the cluster becomes Degraded (or
-// degraded for another reason), when it recovers, and when it becomes
-// Ready. What was last announced is remembered, so that a pass that read
+// degraded for another reason), when it recovers, when it becomes Ready,
+// and when its metadata quorum stops or starts tolerating the loss of a
+// broker. What was last announced is remembered, so that a pass that read
 // the cluster from a cache not yet showing the previous status write does
 // not announce the same transition twice.
 func (r *KairoClusterReconciler) conditionEvents(c *kairov1alpha1.KairoCluster, before, after []metav1.Condition) {
@@ -278,11 +285,13 @@ func (r *KairoClusterReconciler) conditionEvents(c *kairov1alpha1.KairoCluster, 
 		last = announced{
 			degraded: degradedReason(before),
 			ready:    meta.IsStatusConditionTrue(before, kairov1alpha1.ConditionReady),
+			quorum:   quorumReason(before),
 		}
 	}
 	now := announced{
 		degraded: degradedReason(after),
 		ready:    meta.IsStatusConditionTrue(after, kairov1alpha1.ConditionReady),
+		quorum:   quorumReason(after),
 	}
 	r.announced[key] = now
 	r.mu.Unlock()
@@ -298,12 +307,30 @@ func (r *KairoClusterReconciler) conditionEvents(c *kairov1alpha1.KairoCluster, 
 		r.event(c, nil, corev1.EventTypeNormal, ReasonClusterReady, "Reconcile", "%s",
 			meta.FindStatusCondition(after, kairov1alpha1.ConditionReady).Message)
 	}
+	// A quorum that cannot lose a broker is announced as soon as it is
+	// known; one that can, only when it could not before.
+	if q := meta.FindStatusCondition(after, kairov1alpha1.ConditionQuorumFaultTolerant); q != nil && now.quorum != last.quorum {
+		switch {
+		case q.Status == metav1.ConditionFalse:
+			r.event(c, nil, corev1.EventTypeWarning, q.Reason, "Reconcile", "%s", q.Message)
+		case last.quorum != "":
+			r.event(c, nil, corev1.EventTypeNormal, q.Reason, "Reconcile", "%s", q.Message)
+		}
+	}
 }
 
 // announced is what the events last said about a cluster's conditions.
 type announced struct {
 	degraded string // the Degraded reason, "" when not degraded
 	ready    bool
+	quorum   string // the QuorumFaultTolerant reason, "" before it is known
+}
+
+func quorumReason(conds []metav1.Condition) string {
+	if c := meta.FindStatusCondition(conds, kairov1alpha1.ConditionQuorumFaultTolerant); c != nil {
+		return c.Reason
+	}
+	return ""
 }
 
 func degradedReason(conds []metav1.Condition) string {

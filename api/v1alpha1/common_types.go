@@ -46,6 +46,9 @@ const (
 	ConditionProgressing = "Progressing"
 	// ConditionDegraded is True when a KairoCluster cannot serve or be changed safely.
 	ConditionDegraded = "Degraded"
+	// ConditionQuorumFaultTolerant is True when a KairoCluster's metadata
+	// quorum goes on through the restart or loss of any one broker.
+	ConditionQuorumFaultTolerant = "QuorumFaultTolerant"
 )
 
 // FinalizerName guards broker-side cleanup of Topics and ConsumerGroups.

@@ -27,8 +27,11 @@ import (
 // brokers, which image, their storage and configuration, and how pods are
 // placed.
 type KairoClusterSpec struct {
-	// replicas is the number of brokers. The first three brokers (or all of
-	// them, when fewer) are the voters of the metadata quorum.
+	// replicas is the number of brokers. The first three brokers at creation
+	// are the voters of the metadata quorum; with fewer than three brokers,
+	// only the first is (two voters would stop the quorum whenever either
+	// restarts). The status condition QuorumFaultTolerant says what the
+	// quorum survives.
 	// +optional
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1

@@ -66,6 +66,13 @@ func (c *Client) RemoveBroker(ctx context.Context, id int32) (*BrokerStatus, err
 	return &out, c.call(ctx, http.MethodDelete, brokerPath(id, ""), nil, nil, &out, 0)
 }
 
+// DemoteVoter takes a broker out of the metadata quorum's voters; it stays
+// a broker.
+func (c *Client) DemoteVoter(ctx context.Context, id int32) (*BrokerStatus, error) {
+	var out BrokerStatus
+	return &out, c.call(ctx, http.MethodPost, brokerPath(id, "/demote"), nil, nil, &out, 0)
+}
+
 // RebalanceCluster moves replicas so every broker holds a fair share.
 func (c *Client) RebalanceCluster(ctx context.Context) (*ClusterRebalanceResponse, error) {
 	var out ClusterRebalanceResponse

@@ -91,6 +91,15 @@ func (n *Node) RemoveBroker(ctx context.Context, id int) error {
 	return err
 }
 
+// DemoteVoter takes a broker out of the metadata quorum's voters; it stays
+// a broker, following the metadata as a non-voter. Like RemoveBroker of a
+// voter it first promotes a non-voter when the voters left would tolerate
+// fewer failures, and answers ErrVoterNotReplaceable when none can be.
+func (n *Node) DemoteVoter(ctx context.Context, id int) error {
+	_, err := opDemote.call(n, ctx, BrokerRequest{ID: id})
+	return err
+}
+
 // Rebalance moves replicas so every live broker holds a fair share and
 // returns how many partitions move.
 func (n *Node) Rebalance(ctx context.Context) (int, error) {

@@ -59,6 +59,7 @@ var (
 	opDrain      = defineOp("drain", (*Node).drain)
 	opCancel     = defineOp("cancel-drain", (*Node).cancelDrain)
 	opRemove     = defineOp("remove-broker", (*Node).removeBroker)
+	opDemote     = defineOp("demote-voter", (*Node).demoteVoter)
 	opRebalancer = defineOp("rebalance", (*Node).rebalance)
 )
 
@@ -206,11 +207,8 @@ func (n *Node) removeBroker(ctx context.Context, req BrokerRequest) (Empty, erro
 		if err := n.replaceVoter(ctx, req.ID); err != nil {
 			return Empty{}, err
 		}
-		if req.ID == n.cfg.BrokerID {
-			if err := n.raft.LeadershipTransfer().Error(); err != nil {
-				return Empty{}, fmt.Errorf("%w: hand the controllership over before leaving the quorum: %v", ErrNotController, err)
-			}
-			return Empty{}, fmt.Errorf("%w: broker %d handed the controllership over before leaving the quorum", ErrNotController, req.ID)
+		if err := n.handOver(req.ID); err != nil {
+			return Empty{}, err
 		}
 		if err := n.raft.RemoveServer(raft.ServerID(strconv.Itoa(req.ID)), 0, applyTimeout).Error(); err != nil {
 			return Empty{}, fmt.Errorf("%w: remove broker %d from the quorum: %v", ErrNotController, req.ID, err)

@@ -66,15 +66,68 @@ func (n *Node) replaceVoter(ctx context.Context, id int) error {
 	if err := n.raft.AddVoter(s.ID, s.Address, 0, applyTimeout).Error(); err != nil {
 		return fmt.Errorf("%w: promote broker %s to voter: %v", ErrNotController, s.ID, err)
 	}
-	n.log.Info("Promoted a broker to voter of the metadata quorum in place of one being removed",
-		"promoted", string(s.ID), "removed", id)
-	// The registration records the broker's suffrage (GET /brokers shows
-	// it); record the new one. The broker's next heartbeat then carries a
-	// stale epoch and it registers again, as after any re-registration.
-	b := img.Broker(serverID(s))
+	n.log.Info("Promoted a broker to voter of the metadata quorum in place of one leaving it",
+		"promoted", string(s.ID), "leaving", id)
+	return n.recordSuffrage(ctx, serverID(s), true)
+}
+
+// recordSuffrage records in broker id's registration whether it votes
+// (GET /brokers shows it). The broker's next heartbeat then carries a
+// stale epoch and it registers again, as after any re-registration.
+func (n *Node) recordSuffrage(ctx context.Context, id int, voter bool) error {
+	b := n.Image().Broker(id)
+	if b == nil {
+		return nil // not registered yet: its registration will say
+	}
 	_, err := n.apply(ctx, metadata.Command{Type: metadata.CmdRegisterBroker, RegisterBroker: &metadata.RegisterBroker{
-		ID: b.ID, HTTPAddress: b.HTTPAddress, RaftAddress: b.RaftAddress, Rack: b.Rack, Voter: true}})
+		ID: b.ID, HTTPAddress: b.HTTPAddress, RaftAddress: b.RaftAddress, Rack: b.Rack, Voter: voter}})
 	return err
+}
+
+// demoteVoter takes broker id out of the quorum's voters; it stays a
+// broker and follows the metadata as a non-voter (Kafka's
+// RemoveRaftVoter). The same rule as for a removal keeps the quorum's
+// fault tolerance. A broker that is not a voter is left as it is.
+func (n *Node) demoteVoter(ctx context.Context, req BrokerRequest) (Empty, error) {
+	if _, err := n.controller(); err != nil {
+		return Empty{}, err
+	}
+	n.adminMu.Lock()
+	defer n.adminMu.Unlock()
+	s, ok, err := n.raftServer(req.ID)
+	if err != nil {
+		return Empty{}, err
+	}
+	if !ok {
+		return Empty{}, fmt.Errorf("%w: %d is not a member of the metadata quorum", ErrUnknownBroker, req.ID)
+	}
+	if s.Suffrage != raft.Voter {
+		return Empty{}, nil
+	}
+	if err := n.replaceVoter(ctx, req.ID); err != nil {
+		return Empty{}, err
+	}
+	if err := n.handOver(req.ID); err != nil {
+		return Empty{}, err
+	}
+	if err := n.raft.DemoteVoter(s.ID, 0, applyTimeout).Error(); err != nil {
+		return Empty{}, fmt.Errorf("%w: demote broker %d: %v", ErrNotController, req.ID, err)
+	}
+	n.log.Info("Broker left the voters of the metadata quorum", "broker", req.ID)
+	return Empty{}, n.recordSuffrage(ctx, req.ID, false)
+}
+
+// handOver makes a controller that is about to leave the voters hand the
+// controllership to another voter first: it answers ErrNotController, so
+// that the call goes on at the new controller.
+func (n *Node) handOver(leaving int) error {
+	if leaving != n.cfg.BrokerID {
+		return nil
+	}
+	if err := n.raft.LeadershipTransfer().Error(); err != nil {
+		return fmt.Errorf("%w: hand the controllership over before leaving the voters: %v", ErrNotController, err)
+	}
+	return fmt.Errorf("%w: broker %d handed the controllership over before leaving the voters", ErrNotController, leaving)
 }
 
 // quorumLeft says what a quorum of v voters can survive.

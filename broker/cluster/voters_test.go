@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,31 +26,47 @@ func (c *testCluster) votersNow() []int {
 	return v
 }
 
-// TestRemovingAVoterKeepsTheQuorum: DELETE /brokers/{id} of a voter
-// promotes a live non-voter in its place when the voters left would
-// tolerate fewer failures, and is refused with VOTER_NOT_REPLACEABLE when
-// nobody can be promoted. Before, the voter simply left: three voters
-// became two, which survive no failure, and the removed broker came back
-// as a non-voter, so the quorum stayed small for good.
-func TestRemovingAVoterKeepsTheQuorum(t *testing.T) {
+// TestVoterChangesKeepTheQuorum: DELETE /brokers/{id} and POST
+// /brokers/{id}/demote of a voter promote a live non-voter in its place
+// when the voters left would tolerate fewer failures, and are refused with
+// VOTER_NOT_REPLACEABLE when nobody can be promoted. Before, a removed
+// voter simply left: three voters became two, which survive no failure,
+// and the removed broker came back as a non-voter, so the quorum stayed
+// small for good.
+func TestVoterChangesKeepTheQuorum(t *testing.T) {
+	remove := func(n *Node, id int) error { return n.RemoveBroker(ctxTimeout(t, 15*time.Second), id) }
+	demote := func(n *Node, id int) error { return n.DemoteVoter(ctxTimeout(t, 15*time.Second), id) }
 	tests := []struct {
 		name       string
 		voters     int
 		nonVoters  int
-		remove     func(c *testCluster) int // returns the id to remove
-		wantVoters []int
+		op         func(n *Node, id int) error
+		target     func(c *testCluster) int
+		wantVoters []int // nil: every broker but the target
 		wantErr    error
 	}{
-		{"three voters and a non-voter: the non-voter takes the vote", 3, 1,
+		{"remove one of three voters: the non-voter takes the vote", 3, 1, remove,
 			func(*testCluster) int { return 2 }, []int{0, 1, 3}, nil},
-		{"the controller removed: it hands over, the non-voter takes its vote", 3, 1,
+		{"remove the controller: it hands over, the non-voter takes its vote", 3, 1, remove,
 			func(c *testCluster) int { return c.controller().ID() }, nil, nil},
-		{"three voters and nobody to promote: refused", 3, 0,
+		{"remove one of three voters, nobody to promote: refused", 3, 0, remove,
 			func(*testCluster) int { return 2 }, []int{0, 1, 2}, ErrVoterNotReplaceable},
-		{"two voters: one voter survives no fewer failures, nobody is promoted", 2, 1,
+		{"remove one of two voters: one survives as much, nobody is promoted", 2, 1, remove,
 			func(*testCluster) int { return 1 }, []int{0}, nil},
-		{"a non-voter leaves the voters as they are", 3, 1,
+		{"remove a non-voter: the voters stay", 3, 1, remove,
 			func(*testCluster) int { return 3 }, []int{0, 1, 2}, nil},
+		{"demote one of two voters: a quorum of one", 2, 0, demote,
+			func(*testCluster) int { return 1 }, []int{0}, nil},
+		{"demote the controller of two voters", 2, 0, demote,
+			func(c *testCluster) int { return c.controller().ID() }, nil, nil},
+		{"demote one of three voters: the non-voter takes the vote", 3, 1, demote,
+			func(*testCluster) int { return 0 }, []int{1, 2, 3}, nil},
+		{"demote one of three voters, nobody to promote: refused", 3, 0, demote,
+			func(*testCluster) int { return 0 }, []int{0, 1, 2}, ErrVoterNotReplaceable},
+		{"demote a non-voter: nothing changes", 1, 1, demote,
+			func(*testCluster) int { return 1 }, []int{0}, nil},
+		{"demote a broker outside the quorum", 1, 0, demote,
+			func(*testCluster) int { return 7 }, []int{0}, ErrUnknownBroker},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,35 +76,35 @@ func TestRemovingAVoterKeepsTheQuorum(t *testing.T) {
 				c.start(c.config(tt.voters+i, ""))
 			}
 			c.waitReady()
-			id := tt.remove(c)
+			brokers := tt.voters + tt.nonVoters
+			id := tt.target(c)
 			want := tt.wantVoters
-			if want == nil { // every broker but the removed one
-				for b := range tt.voters + tt.nonVoters {
+			if want == nil {
+				for b := range brokers {
 					if b != id {
 						want = append(want, b)
 					}
 				}
 			}
-			via := c.node((id + 1) % (tt.voters + tt.nonVoters))
-			err := via.RemoveBroker(ctxTimeout(t, 15*time.Second), id)
-			if tt.wantErr != nil {
-				if !isErr(err, tt.wantErr) {
-					t.Fatalf("remove broker %d: %v, want %v", id, err, tt.wantErr)
-				}
+			err := tt.op(c.node((id+1)%brokers), id)
+			switch {
+			case tt.wantErr != nil && !isErr(err, tt.wantErr):
+				t.Fatalf("broker %d: %v, want %v", id, err, tt.wantErr)
+			case errors.Is(tt.wantErr, ErrVoterNotReplaceable):
 				if code, status := ErrorCode(err); code != "VOTER_NOT_REPLACEABLE" || status != 409 {
 					t.Errorf("error code %s %d, want VOTER_NOT_REPLACEABLE 409", code, status)
 				}
 				if !strings.Contains(err.Error(), "add a broker") {
 					t.Errorf("error %q does not say what to do", err)
 				}
-			} else if err != nil {
-				t.Fatalf("remove broker %d: %v", id, err)
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("broker %d: %v", id, err)
 			}
 			if got := c.votersNow(); !slices.Equal(got, want) {
-				t.Fatalf("voters after removing broker %d = %v, want %v", id, got, want)
+				t.Fatalf("voters after the change of broker %d = %v, want %v", id, got, want)
 			}
-			// GET /brokers tells the voters too, once each has registered
-			// with its new suffrage.
+			// GET /brokers tells the voters too, once each broker has
+			// registered with its new suffrage.
 			c.eventually(10*time.Second, "the metadata to show the voters", func() bool {
 				img := c.controller().Image()
 				var shown []int

@@ -88,6 +88,7 @@ type ClusterAPI interface {
 	SafeToRestart(ctx context.Context, id int32) (*client.SafeToRestart, error)
 	Drain(ctx context.Context, id int32) (remaining int, err error)
 	CancelDrain(ctx context.Context, id int32) error
+	DemoteVoter(ctx context.Context, id int32) error
 	RemoveBroker(ctx context.Context, id int32) error
 	RebalanceCluster(ctx context.Context) (moves int, err error)
 }

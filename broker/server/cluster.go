@@ -88,6 +88,18 @@ func (s *Server) cancelDrain(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, client.BrokerStatus{Status: "active", Broker: id})
 }
 
+func (s *Server) demoteVoter(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.brokerID(w, r)
+	if !ok {
+		return
+	}
+	if err := s.b.DemoteVoter(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, client.BrokerStatus{Status: "non-voter", Broker: id})
+}
+
 func (s *Server) removeBroker(w http.ResponseWriter, r *http.Request) {
 	id, ok := s.brokerID(w, r)
 	if !ok {

@@ -161,6 +161,7 @@ func (s *Server) registerRoutes() {
 	s.handle("POST /brokers/{id}/drain", "drain_broker", kindAdmin, s.drainBroker)
 	s.handle("POST /brokers/{id}/cancel-drain", "cancel_drain", kindAdmin, s.cancelDrain)
 	s.handle("DELETE /brokers/{id}", "remove_broker", kindAdmin, s.removeBroker)
+	s.handle("POST /brokers/{id}/demote", "demote_voter", kindAdmin, s.demoteVoter)
 	s.handle("POST /cluster/rebalance", "rebalance_cluster", kindAdmin, s.rebalanceCluster)
 
 	if ih := s.b.InternalHandler(); ih != nil {

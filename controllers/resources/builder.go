@@ -43,6 +43,9 @@ type Builder struct {
 	// Voters is how many of the first brokers were the initial voters of the
 	// metadata quorum, fixed when the cluster was created.
 	Voters int32
+	// DefaultReplication is the default replication factor of the broker
+	// configuration, fixed when the cluster was created.
+	DefaultReplication int32
 }
 
 // ResourceBuilder builds one child.

@@ -54,7 +54,7 @@ func testCluster() *kairov1alpha1.KairoCluster {
 
 func testBuilder(t *testing.T, c *kairov1alpha1.KairoCluster) *Builder {
 	return &Builder{Cluster: c, Scheme: testScheme(t), DefaultImage: "kairolog/broker:1.0",
-		Replicas: c.Spec.Replicas, Voters: Voters(c.Spec.Replicas)}
+		Replicas: c.Spec.Replicas, Voters: Voters(c.Spec.Replicas), DefaultReplication: DefaultReplication(c.Spec.Replicas)}
 }
 
 // build runs Build then Update, as creating a child does.
@@ -127,16 +127,18 @@ func TestConfigMap(t *testing.T) {
 	}
 }
 
-func TestDefaultConfigFollowsVoters(t *testing.T) {
+// TestDefaultConfigFollowsTheClusterSize: a two-broker cluster runs one
+// voter but still gives its topics two replicas.
+func TestDefaultConfigFollowsTheClusterSize(t *testing.T) {
 	for _, tc := range []struct {
-		voters int32
-		rf     string
-		minISR string
-	}{{1, "1", "1"}, {2, "2", "1"}, {3, "3", "2"}} {
-		cfg := DefaultConfig(tc.voters)
+		replicas int32
+		rf       string
+		minISR   string
+	}{{1, "1", "1"}, {2, "2", "1"}, {3, "3", "2"}, {5, "3", "2"}} {
+		cfg := DefaultConfig(DefaultReplication(tc.replicas))
 		if cfg["default.replication.factor"] != tc.rf || cfg["min.insync.replicas"] != tc.minISR ||
 			cfg["offsets.topic.replication.factor"] != tc.rf {
-			t.Errorf("voters %d: %v", tc.voters, cfg)
+			t.Errorf("%d brokers: %v", tc.replicas, cfg)
 		}
 	}
 }

@@ -52,25 +52,25 @@ func (b *ConfigMapBuilder) Update(obj client.Object) error {
 }
 
 // DefaultConfig is the operator's broker configuration before spec.config.
-// It depends only on the number of initial voters, which never changes, so
-// scaling a cluster does not restart its brokers: topics default to one
-// replica per voter, and acks=all needs two in-sync replicas once there are
-// three.
-func DefaultConfig(voters int32) map[string]string {
+// It depends only on the default replication factor fixed at creation, so
+// scaling a cluster does not restart its brokers: topics and
+// __consumer_offsets get that many replicas, and acks=all needs two
+// in-sync replicas once there are three.
+func DefaultConfig(replication int32) map[string]string {
 	minISR := int32(1)
-	if voters >= 3 {
+	if replication >= 3 {
 		minISR = 2
 	}
 	return map[string]string{
-		"default.replication.factor":       strconv.Itoa(int(voters)),
+		"default.replication.factor":       strconv.Itoa(int(replication)),
 		"min.insync.replicas":              strconv.Itoa(int(minISR)),
-		"offsets.topic.replication.factor": strconv.Itoa(int(voters)),
+		"offsets.topic.replication.factor": strconv.Itoa(int(replication)),
 	}
 }
 
 // Config is the broker configuration: the defaults with spec.config over them.
 func (b *Builder) Config() map[string]string {
-	cfg := DefaultConfig(b.Voters)
+	cfg := DefaultConfig(b.DefaultReplication)
 	for k, v := range b.Cluster.Spec.Config {
 		cfg[k] = v
 	}

@@ -49,6 +49,12 @@ const (
 	// initial voters of the metadata quorum when the cluster was created, so
 	// that scaling later does not change --initial-voters.
 	VotersAnnotation = "kairolog.io/initial-voters"
+	// DefaultReplicationAnnotation on the StatefulSet records the default
+	// replication factor the broker configuration got when the cluster was
+	// created (DefaultReplication), so that scaling later does not change
+	// the configuration and restart every broker. Clusters created before
+	// it existed used their voter count, which was the same number.
+	DefaultReplicationAnnotation = "kairolog.io/default-replication"
 )
 
 // Container layout of a broker pod.
@@ -143,7 +149,22 @@ func Labels(c *kairov1alpha1.KairoCluster) map[string]string {
 }
 
 // Voters is how many initial voters a new cluster of the given size gets:
-// the first three brokers, or all of them when fewer.
+// the first three brokers, or only the first when there are fewer than
+// three. A quorum works on a majority, so two voters survive no more than
+// one does (neither may lose a voter), and with two every restart of
+// either broker would stop the quorum, while with one only a restart of
+// broker 0 does. Kafka gives the same advice for KRaft quorums: an odd
+// number of voters.
 func Voters(replicas int32) int32 {
+	if replicas >= MaxVoters {
+		return MaxVoters
+	}
+	return 1
+}
+
+// DefaultReplication is the replication factor a new cluster of the given
+// size gives new topics and __consumer_offsets: three, or every broker
+// when there are fewer.
+func DefaultReplication(replicas int32) int32 {
 	return max(1, min(MaxVoters, replicas))
 }

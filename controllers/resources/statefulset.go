@@ -66,7 +66,8 @@ func (b *StatefulSetBuilder) Update(obj client.Object) error {
 	}
 	b.mergeLabels(sts)
 	sts.SetAnnotations(merge(sts.GetAnnotations(), map[string]string{
-		VotersAnnotation: strconv.Itoa(int(b.Voters))}))
+		VotersAnnotation:             strconv.Itoa(int(b.Voters)),
+		DefaultReplicationAnnotation: strconv.Itoa(int(b.DefaultReplication))}))
 	sts.Spec.Replicas = ptr.To(b.Replicas)
 	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
 	sts.Spec.PersistentVolumeClaimRetentionPolicy = b.retentionPolicy()

@@ -47,8 +47,8 @@ func TestStatefulSetShape(t *testing.T) {
 	if sts.Name != "kairo" || sts.Spec.ServiceName != "kairo-headless" {
 		t.Errorf("name %q serviceName %q", sts.Name, sts.Spec.ServiceName)
 	}
-	if *sts.Spec.Replicas != 3 || sts.Annotations[VotersAnnotation] != "3" {
-		t.Errorf("replicas %d voters %q", *sts.Spec.Replicas, sts.Annotations[VotersAnnotation])
+	if *sts.Spec.Replicas != 3 || sts.Annotations[VotersAnnotation] != "3" || sts.Annotations[DefaultReplicationAnnotation] != "3" {
+		t.Errorf("replicas %d annotations %v", *sts.Spec.Replicas, sts.Annotations)
 	}
 	if sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType || sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		t.Errorf("strategy %v, pod management %v", sts.Spec.UpdateStrategy, sts.Spec.PodManagementPolicy)
@@ -182,7 +182,7 @@ func TestStatefulSetVoters(t *testing.T) {
 		want             string
 	}{
 		{1, 1, "--initial-voters=0@kairo-0.kairo-headless.data.svc:9093"},
-		{2, 2, "--initial-voters=0@kairo-0.kairo-headless.data.svc:9093,1@kairo-1.kairo-headless.data.svc:9093"},
+		{2, 1, "--initial-voters=0@kairo-0.kairo-headless.data.svc:9093"},
 		{5, 3, "--initial-voters=0@kairo-0.kairo-headless.data.svc:9093,1@kairo-1.kairo-headless.data.svc:9093,2@kairo-2.kairo-headless.data.svc:9093"},
 	} {
 		if v := Voters(tc.replicas); v != tc.voters {
