@@ -107,6 +107,9 @@ var errorRules = []struct {
 	// Stored bytes fail their CRC: another replica may take over.
 	{storage.ErrCorrupt, client.CodeStorageError},
 	{storage.ErrCorruptPartitionMetadata, client.CodeStorageError},
+	// An fsync of the partition's log failed: the replica is offline until
+	// its broker restarts; another replica may take over.
+	{storage.ErrLogFailed, client.CodeStorageError},
 	// The log closed under the request: the partition moved away or the
 	// broker is stopping.
 	{storage.ErrClosed, client.CodeLeaderNotAvailable},

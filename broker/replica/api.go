@@ -133,6 +133,9 @@ type PartitionInfo struct {
 	LogEndOffset      int64
 	LogStartOffset    int64
 	SizeBytes         int64
+	// Offline is set once the replica's log failed (an fsync error): it
+	// serves nothing until the broker restarts.
+	Offline bool
 }
 
 // PartitionInfo describes a hosted partition; see Manager.partition for the
@@ -161,5 +164,6 @@ func (p *partition) info() PartitionInfo {
 		LogEndOffset:      p.log.LogEndOffset(),
 		LogStartOffset:    p.log.LogStartOffset(),
 		SizeBytes:         p.log.Size(),
+		Offline:           p.offline != nil,
 	}
 }

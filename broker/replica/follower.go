@@ -63,12 +63,12 @@ func (p *partition) appendAsFollower(leader, epoch int32, batches []byte, leader
 	}
 	if len(batches) > 0 {
 		if _, err := p.log.AppendRaw(batches); err != nil {
-			return err
+			return p.checkLog(err)
 		}
 	}
 	if start := min(leaderLogStart, p.log.LogEndOffset()); start > p.log.LogStartOffset() {
 		if err := p.log.DeleteRecordsBefore(start); err != nil {
-			return err
+			return p.checkLog(err)
 		}
 	}
 	p.mu.Lock()
@@ -96,7 +96,7 @@ func (p *partition) truncateTo(leader, epoch int32, offset int64) error {
 		return errStaleFetcher
 	}
 	leo := p.log.LogEndOffset()
-	if err := p.log.Truncate(offset); err != nil {
+	if err := p.checkLog(p.log.Truncate(offset)); err != nil {
 		return fmt.Errorf("truncate %s-%d to %d: %w", p.topic, p.id, offset, err)
 	}
 	if offset >= leo {
@@ -121,7 +121,7 @@ func (p *partition) restartAt(leader, epoch int32, offset int64) error {
 	if !ok {
 		return errStaleFetcher
 	}
-	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+	if err := p.checkLog(p.log.TruncateFullyAndStartAt(offset)); err != nil {
 		return fmt.Errorf("restart %s-%d at %d: %w", p.topic, p.id, offset, err)
 	}
 	p.env.logger.Info("Restarted follower log at leader's log start", "topic", p.topic,

@@ -31,7 +31,11 @@ func (p *partition) becomeLeader(st PartitionState) {
 	// written in it (Kafka's assign on election): a follower asking where
 	// its latest epoch ends gets this offset even while this leader has
 	// written nothing. No append runs while roleMu is held.
-	if err := p.log.AssignEpoch(st.LeaderEpoch); err != nil && !errors.Is(err, storage.ErrClosed) {
+	if err := p.log.AssignEpoch(st.LeaderEpoch); errors.Is(err, storage.ErrLogFailed) {
+		p.roleMu.Unlock()
+		p.goOffline(err)
+		return
+	} else if err != nil && !errors.Is(err, storage.ErrClosed) {
 		p.env.logger.Error("Cannot record the start of the leader epoch", "topic", p.topic, "partition", p.id,
 			"epoch", st.LeaderEpoch, "error", err)
 	}
@@ -91,7 +95,7 @@ func (p *partition) append(records []storage.Record, acks Acks) (base, last int6
 	// roleMu (read) keeps the role and epoch fixed while storage appends.
 	base, last, err = p.log.Append(records, epoch)
 	if err != nil {
-		return 0, 0, epoch, err
+		return 0, 0, epoch, p.checkLog(err)
 	}
 	var n int64
 	for i := range records {

@@ -154,6 +154,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		logger:       m.logger,
 		proposeISR:   m.proposeISR,
 		startFetcher: m.startFetcher,
+		wentOffline:  m.partitionOffline,
 	}
 	if err := m.openExisting(); err != nil {
 		_ = m.closePartitions() // the open error is the one worth returning
@@ -317,6 +318,9 @@ func (m *Manager) runTickers() {
 			m.checkpointHWs()
 		case <-isr.C:
 			for _, p := range m.hosted() {
+				// An idle partition learns here that a background
+				// fsync of its log failed.
+				_ = p.checkLog(p.log.Err())
 				p.maybeShrinkISR()
 			}
 		case <-retention.C:
@@ -331,7 +335,7 @@ func (m *Manager) runTickers() {
 // the manager runs it periodically.
 func (m *Manager) ApplyRetention() {
 	for _, p := range m.hosted() {
-		if _, err := p.log.ApplyRetention(m.cfg.Now(), p.HighWatermark()); err != nil {
+		if _, err := p.log.ApplyRetention(m.cfg.Now(), p.HighWatermark()); p.checkLog(err) != nil {
 			m.logger.Warn("Retention failed", "topic", p.topic, "partition", p.id, "error", err)
 		}
 	}

@@ -59,7 +59,7 @@ func (m *Manager) DeleteRecords(topic string, partition int32, offset int64) (in
 	if offset > hw || offset < 0 {
 		return lso, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: lso, HighWatermark: hw, LogEndOffset: p.log.LogEndOffset()}
 	}
-	if err := p.log.DeleteRecordsBefore(offset); err != nil {
+	if err := p.checkLog(p.log.DeleteRecordsBefore(offset)); err != nil {
 		var oor *storage.OffsetOutOfRangeError
 		if errors.As(err, &oor) {
 			return lso, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: oor.LogStartOffset, HighWatermark: hw, LogEndOffset: oor.LogEndOffset}

@@ -73,6 +73,9 @@ type partition struct {
 	nextProposal     time.Time
 	// fetcher is the follower's goroutine pulling from the leader.
 	fetcher *fetcher
+	// offline is the log failure that took the replica out of service
+	// for good (offline.go); nil while it serves.
+	offline error
 	// hwMoved wakes consumers' long polls and acks=all producers;
 	// dataAppended wakes followers' long polls on the leader.
 	hwMoved      broadcast
@@ -91,6 +94,8 @@ type partitionEnv struct {
 	proposeISR func(p *partition, prop *isrProposal)
 	// startFetcher launches the follower's fetch loop for p.
 	startFetcher func(p *partition, leader, epoch int32) *fetcher
+	// wentOffline is told that p went offline (offline.go).
+	wentOffline func(p *partition, wasLeader bool, epoch int32)
 }
 
 // partitionCounters are monotonically increasing, read by Stats.
@@ -141,7 +146,11 @@ func (p *partition) applyState(st PartitionState) {
 	p.mu.Lock()
 	cur := p.state
 	curRole := p.role
+	offline := p.offline != nil
 	p.mu.Unlock()
+	if offline {
+		return // for good: see offline.go
+	}
 	if st.LeaderEpoch < cur.LeaderEpoch {
 		return // an image older than one already applied
 	}
@@ -216,8 +225,12 @@ func (p *partition) close() {
 	}
 }
 
-// notLeaderLocked builds the error for a request that needs the leader.
+// notLeaderLocked builds the error for a request that needs the leader:
+// the log's failure for an offline replica.
 func (p *partition) notLeaderLocked() error {
+	if p.offline != nil {
+		return p.offline
+	}
 	return &NotLeaderError{Topic: p.topic, Partition: p.id, Leader: p.state.Leader, Epoch: p.state.LeaderEpoch}
 }
 

@@ -96,6 +96,8 @@ var wireErrors = []struct {
 	{ErrClosed, "NOT_READY", http.StatusServiceUnavailable},
 	// The partition is being deleted or the broker is stopping.
 	{storage.ErrClosed, "NOT_READY", http.StatusServiceUnavailable},
+	// The replica's log failed an fsync and is offline (offline.go).
+	{storage.ErrLogFailed, "STORAGE_ERROR", http.StatusServiceUnavailable},
 }
 
 // encodeError maps an error to its wire form.

@@ -15,9 +15,10 @@ func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err
 	}
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return -1, -1, ErrClosed
+	if err := l.writable(); err != nil {
+		return -1, -1, err
 	}
+	defer func() { err = l.checkSync(err) }()
 	cfg := l.Config()
 	if leaderEpoch >= 0 && leaderEpoch < l.epochs.latest() {
 		return -1, -1, fmt.Errorf("%w: %d < %d", ErrStaleEpoch, leaderEpoch, l.epochs.latest())
@@ -60,9 +61,10 @@ func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err
 func (l *Log) AppendRaw(batches []byte) (last int64, err error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return -1, ErrClosed
+	if err := l.writable(); err != nil {
+		return -1, err
 	}
+	defer func() { err = l.checkSync(err) }()
 	cfg := l.Config()
 	expect, latest := l.leo.Load(), l.epochs.latest()
 	hdrs := l.hdrBuf[:0]

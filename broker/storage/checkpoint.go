@@ -108,8 +108,24 @@ func readOffsetCheckpoint(dir, name string) (off int64, ok bool) {
 }
 
 // fsync is the one place the package asks for durability; fuzz tests,
-// which do not simulate power loss, swap it for a no-op to run faster.
+// which do not simulate power loss, swap it for a no-op to run faster, and
+// tests of a failing disk swap it for one that fails, as a failing fsync
+// cannot be produced for real without a faulty device.
 var fsync = (*os.File).Sync
+
+// errSyncFailed marks the error of a failed fsync, which fails the log
+// (Log.Err) for good: Linux reports a writeback error to one fsync only
+// and may drop the dirty pages, so a later fsync that succeeds proves
+// nothing about the earlier data (PostgreSQL's "fsyncgate").
+var errSyncFailed = errors.New("fsync failed")
+
+// syncOpenFile fsyncs an open file; a failure wraps errSyncFailed.
+func syncOpenFile(f *os.File) error {
+	if err := fsync(f); err != nil {
+		return fmt.Errorf("%w: %s: %w", errSyncFailed, f.Name(), err)
+	}
+	return nil
+}
 
 // syncDir fsyncs a directory so that created, renamed and removed entries
 // survive a crash.
@@ -118,7 +134,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = fsync(d)
+	err = syncOpenFile(d)
 	if e := d.Close(); err == nil {
 		err = e
 	}

@@ -33,6 +33,7 @@
 //	func (l *Log) SetConfig(cfg Config)
 //	func (l *Log) Flush() error
 //	func (l *Log) Close() error
+//	func (l *Log) Err() error
 //	func (l *Log) Delete() error
 //	func (l *Log) LatestEpoch() int32
 //	func (l *Log) AssignEpoch(epoch int32) error
@@ -49,7 +50,8 @@
 //
 // Errors: *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange; carries
 // LogStartOffset and LogEndOffset), ErrCorrupt, ErrBatchTooLarge,
-// ErrEmptyBatch, ErrNotContiguous, ErrStaleEpoch, ErrClosed.
+// ErrEmptyBatch, ErrNotContiguous, ErrStaleEpoch, ErrClosed, ErrLogFailed,
+// ErrCorruptPartitionMetadata.
 //
 // Semantics worth knowing: Read's maxBytes counts encoded record sizes and
 // ReadRaw's counts whole batches, and both always return the first
@@ -141,4 +143,11 @@
 // structure, cuts the log at the first bad batch and drops later
 // segments; see Open. Reads check the CRC of every batch they return from,
 // so a corrupt record is never handed out.
+//
+// A failed fsync fails the log for good (Err, ErrLogFailed): every write is
+// refused, the recovery point stays where the last successful fsync left
+// it and Close writes no clean-shutdown marker, so the next Open checks
+// the log from there. A later fsync that succeeds proves nothing: Linux
+// reports a writeback error once and may drop the pages (PostgreSQL's
+// "fsyncgate").
 package storage

@@ -22,6 +22,12 @@ var (
 	ErrStaleEpoch = errors.New("storage: leader epoch older than the log's latest")
 	// ErrClosed is returned by every method after Close or Delete.
 	ErrClosed = errors.New("storage: log closed")
+	// ErrLogFailed is returned by every write after an fsync of the log's
+	// files failed (see Log.Err): what was written since the last fsync
+	// that succeeded may never reach the disk, whatever a retried fsync
+	// says, so the log takes no more writes until it is opened again and
+	// recovered from its last synced offset.
+	ErrLogFailed = errors.New("storage: log failed after an fsync error")
 )
 
 // OffsetOutOfRangeError carries the valid range of a log when a read or a

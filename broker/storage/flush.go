@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -16,12 +17,20 @@ var checkpointInterval = 10 * time.Second
 // durability tracks what is known to be on disk. The recovery point is
 // changed by the writer and by the background syncer, so it has its own
 // lock, which is never held across an fsync of log data.
+//
+// A failed fsync fails the log for good (failure, see Log.Err): every write
+// is refused from then on, the recovery point stays where the last
+// successful fsync left it, and Close writes no clean-shutdown marker, so
+// the next Open checks the log again from that point. Retrying would not
+// do: after a failed writeback Linux may drop the dirty pages and mark them
+// clean, and the next fsync then succeeds without the data on disk.
 type durability struct {
 	rpMu           sync.Mutex
 	recoveryPoint  int64     // everything below it is on disk
 	checkpointedRP int64     // the recovery point last written to disk
 	checkpointed   time.Time // when it was written
-	syncErr        error     // a failed background fsync, reported by Flush or Close
+
+	failure atomic.Pointer[error] // the first failed fsync, wrapped in ErrLogFailed
 
 	// gen changes whenever a truncation may have removed data that a
 	// queued background sync speaks for; such a sync then leaves the
@@ -57,19 +66,63 @@ func (l *Log) syncLoop(jobs <-chan syncJob) {
 	for j := range jobs {
 		// A segment deleted in the meantime fails with os.ErrClosed,
 		// which does not matter: its data is gone anyway.
-		err := fsync(j.s.log)
+		err := syncOpenFile(j.s.log)
+		if err != nil && !errors.Is(err, os.ErrClosed) {
+			_ = l.fail(err) // every later write reports it
+			continue
+		}
 		l.rpMu.Lock()
-		switch {
-		case err != nil && !errors.Is(err, os.ErrClosed):
-			l.syncErr = err
-		case err == nil && j.gen == l.gen.Load() && j.next > l.recoveryPoint:
+		// Jobs run in roll order: once one has failed, no later one may
+		// move the recovery point past the segment it could not sync.
+		if err == nil && l.Err() == nil && j.gen == l.gen.Load() && j.next > l.recoveryPoint {
 			l.recoveryPoint = j.next
 			if time.Since(l.checkpointed) >= checkpointInterval {
-				l.syncErr = l.writeRecoveryPointLocked()
+				if err := l.writeRecoveryPointLocked(); err != nil {
+					_ = l.fail(err)
+				}
 			}
 		}
 		l.rpMu.Unlock()
 	}
+}
+
+// Err returns nil while the log is healthy and, once an fsync of its files
+// has failed, that failure (wrapping ErrLogFailed) for good: the log then
+// refuses every write with it, keeps its recovery point where the last
+// successful fsync left it and leaves no clean-shutdown marker when
+// closed. Only opening the log again, which checks every batch from that
+// point on, clears it.
+func (l *Log) Err() error {
+	if e := l.failure.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// fail records cause as the log's failure unless one is recorded already,
+// and returns the recorded one.
+func (l *Log) fail(cause error) error {
+	err := fmt.Errorf("%w: %w", ErrLogFailed, cause)
+	l.failure.CompareAndSwap(nil, &err)
+	return l.Err()
+}
+
+// checkSync turns an error that comes from a failed fsync into the log's
+// failure; writers return what it returns.
+func (l *Log) checkSync(err error) error {
+	if err != nil && errors.Is(err, errSyncFailed) {
+		return l.fail(err)
+	}
+	return err
+}
+
+// writable reports why the log takes no writes: closed or failed.
+// Callers hold writeMu.
+func (l *Log) writable() error {
+	if l.closed {
+		return ErrClosed
+	}
+	return l.Err()
 }
 
 // stopSyncer waits for queued background syncs; callers hold writeMu.
@@ -90,10 +143,10 @@ func (l *Log) cutting() { l.gen.Add(1) }
 func (l *Log) Flush() error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return ErrClosed
+	if err := l.writable(); err != nil {
+		return err
 	}
-	return l.flushAll()
+	return l.checkSync(l.flushAll())
 }
 
 // flushAll fsyncs every segment and checkpoints the log end offset as the
@@ -109,12 +162,12 @@ func (l *Log) flushAll() error {
 }
 
 // setRecoveryPoint records that everything below off is on disk and
-// checkpoints it, reporting any failed background sync first.
+// checkpoints it, unless the log has failed: then the recovery point stays
+// where the last successful fsync left it.
 func (l *Log) setRecoveryPoint(off int64) error {
 	l.rpMu.Lock()
 	defer l.rpMu.Unlock()
-	if err := l.syncErr; err != nil {
-		l.syncErr = nil
+	if err := l.Err(); err != nil {
 		return err
 	}
 	l.recoveryPoint = off
@@ -168,8 +221,8 @@ func (l *Log) timedFlush() {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	l.flushTimer = nil
-	if !l.closed && l.unflushed > 0 {
-		// An error here resurfaces on the next explicit Flush or Close.
-		_ = l.syncActive()
+	if l.writable() == nil && l.unflushed > 0 {
+		// A failure fails the log; every later write reports it.
+		_ = l.checkSync(l.syncActive())
 	}
 }

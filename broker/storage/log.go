@@ -91,12 +91,13 @@ func (l *Log) LatestEpoch() int32 { return l.epochs.latest() }
 // ignored. Like Append, it takes the writer's lock; the cache is updated in
 // memory even if persisting the checkpoint fails, which it reports. An
 // epoch that never wrote is trimmed again when the log is reopened.
-func (l *Log) AssignEpoch(epoch int32) error {
+func (l *Log) AssignEpoch(epoch int32) (err error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return ErrClosed
+	if err := l.writable(); err != nil {
+		return err
 	}
+	defer func() { err = l.checkSync(err) }()
 	if !l.epochs.assign(epoch, l.leo.Load()) {
 		return nil
 	}
@@ -123,7 +124,9 @@ func (l *Log) segmentFor(offset int64) int {
 }
 
 // Close flushes the log and leaves a clean-shutdown marker so that the
-// next Open trusts the indexes instead of scanning the active segment.
+// next Open trusts the indexes instead of scanning the active segment. A
+// failed log (see Err) is closed without either, and returns its failure:
+// the next Open checks it again from its last synced offset.
 func (l *Log) Close() error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
@@ -135,12 +138,19 @@ func (l *Log) Close() error {
 		l.flushTimer = nil
 	}
 	l.stopSyncer()
-	l.active().closeTimeIndex()
-	err := l.flushAll()
+	err := l.Err()
 	if err == nil {
-		err = writeFileSync(filepath.Join(l.dir, cleanShutdownFile), nil)
+		l.active().closeTimeIndex()
+		err = l.checkSync(l.flushAll())
+	}
+	if err == nil {
+		marker := filepath.Join(l.dir, cleanShutdownFile)
+		err = writeFileSync(marker, nil)
 		if err == nil {
 			err = syncDir(l.dir)
+		}
+		if err = l.checkSync(err); err != nil {
+			_ = os.Remove(marker) // a marker that may not be durable must not be trusted either
 		}
 	}
 	l.mu.Lock()

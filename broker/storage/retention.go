@@ -21,9 +21,10 @@ import (
 func (l *Log) ApplyRetention(now time.Time, highWatermark int64) (deletedSegments int, err error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return 0, ErrClosed
+	if err := l.writable(); err != nil {
+		return 0, err
 	}
+	defer func() { err = l.checkSync(err) }()
 	cfg := l.Config()
 	// committed counts the segments that hold nothing at or above the high
 	// watermark: retention may take those and no others.
@@ -71,12 +72,13 @@ func (l *Log) ApplyRetention(now time.Time, highWatermark int64) (deletedSegment
 // segments that hold nothing at or above it. Records below it can no
 // longer be read. An offset past the log end offset fails with
 // *OffsetOutOfRangeError.
-func (l *Log) DeleteRecordsBefore(offset int64) error {
+func (l *Log) DeleteRecordsBefore(offset int64) (err error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return ErrClosed
+	if err := l.writable(); err != nil {
+		return err
 	}
+	defer func() { err = l.checkSync(err) }()
 	start, leo := l.logStart.Load(), l.leo.Load()
 	if offset > leo {
 		return &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo}

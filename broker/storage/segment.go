@@ -179,7 +179,7 @@ func (s *segment) syncLog() error {
 	if !s.unsynced {
 		return nil
 	}
-	if err := fsync(s.log); err != nil {
+	if err := syncOpenFile(s.log); err != nil {
 		return err
 	}
 	s.unsynced = false
@@ -219,7 +219,7 @@ func syncFile(path string) error {
 	if err != nil {
 		return err
 	}
-	err = fsync(f)
+	err = syncOpenFile(f)
 	if e := f.Close(); err == nil {
 		err = e
 	}
@@ -234,7 +234,7 @@ func writeFileSync(path string, data []byte) error {
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = fsync(f)
+		err = syncOpenFile(f)
 	}
 	if e := f.Close(); err == nil {
 		err = e

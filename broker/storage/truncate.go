@@ -18,12 +18,13 @@ import (
 // new epoch at election (AssignEpoch) and wrote nothing before it lost the
 // leadership holds such an entry, and kept, it would make the log refuse
 // the older epochs' batches the new leader sends next.
-func (l *Log) Truncate(offset int64) error {
+func (l *Log) Truncate(offset int64) (err error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return ErrClosed
+	if err := l.writable(); err != nil {
+		return err
 	}
+	defer func() { err = l.checkSync(err) }()
 	if offset >= l.leo.Load() {
 		if l.epochs.truncateFromEnd(l.leo.Load()) {
 			return l.epochs.persist(l.dir)
@@ -35,7 +36,7 @@ func (l *Log) Truncate(offset int64) error {
 	}
 	l.cutting()
 	l.mu.Lock()
-	err := l.truncateLocked(offset)
+	err = l.truncateLocked(offset)
 	l.mu.Unlock()
 	if err != nil {
 		return err
@@ -72,12 +73,13 @@ func (l *Log) truncateLocked(offset int64) error {
 // TruncateFullyAndStartAt deletes every segment and continues the log,
 // empty, at offset: a follower whose log ended below the leader's log
 // start offset does this before fetching again.
-func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+func (l *Log) TruncateFullyAndStartAt(offset int64) (err error) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.closed {
-		return ErrClosed
+	if err := l.writable(); err != nil {
+		return err
 	}
+	defer func() { err = l.checkSync(err) }()
 	return l.truncateFullyAndStartAt(offset)
 }
 
