@@ -33,6 +33,9 @@ type controller struct {
 	since       time.Time         // when this controller took over
 	seen        map[int]time.Time // last heartbeat per broker
 	wantUnfence map[int]bool
+	// restarted are the brokers whose registration under this controller
+	// ended an unfenced previous incarnation (heardFrom leaves them out).
+	restarted map[int]bool
 
 	lastPreferred time.Time
 	warned        map[string]bool
@@ -41,7 +44,7 @@ type controller struct {
 func newController(n *Node) *controller {
 	ctx, cancel := context.WithCancel(n.ctx)
 	c := &controller{n: n, ctx: ctx, cancel: cancel, done: make(chan struct{}), kick: make(chan struct{}, 1),
-		since: time.Now(), seen: map[int]time.Time{}, wantUnfence: map[int]bool{},
+		since: time.Now(), seen: map[int]time.Time{}, wantUnfence: map[int]bool{}, restarted: map[int]bool{},
 		lastPreferred: time.Now(), warned: map[string]bool{}}
 	go c.run()
 	return c
@@ -129,11 +132,44 @@ func (c *controller) heartbeat(id int, epoch uint64) (HeartbeatResponse, error) 
 	return HeartbeatResponse{Fenced: b.Fenced}, nil
 }
 
-// touch counts a registration as a heartbeat.
-func (c *controller) touch(id int) {
+// touch counts a registration as a heartbeat; restart says it ended an
+// unfenced previous incarnation.
+func (c *controller) touch(id int, restart bool) {
 	c.mu.Lock()
 	c.seen[id] = time.Now()
+	if restart {
+		c.restarted[id] = true
+	}
 	c.mu.Unlock()
+}
+
+// heardFrom lists, sorted, the live brokers other than except that this
+// controller has heard from (a heartbeat or registration of their current
+// incarnation) since it took over and within their session timeout, and
+// itself when it has registered in this process: the brokers known to be
+// up, which may take over from a restarted broker. A broker it has not
+// heard from yet may be down without being fenced; one that itself came
+// back from a crash under this controller is no better a home.
+func (c *controller) heardFrom(except int) []int {
+	img := c.n.Image()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for _, id := range img.BrokerIDs() {
+		if id == except || !img.Live(id) || c.restarted[id] {
+			continue
+		}
+		if id == c.n.cfg.BrokerID {
+			if img.Broker(id).Incarnation == c.n.incarnation {
+				out = append(out, id)
+			}
+			continue
+		}
+		if t := c.seen[id]; t.After(c.since) && time.Since(t) <= c.n.cfg.SessionTimeout {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (c *controller) lastSeen(id int) time.Time {

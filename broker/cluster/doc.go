@@ -61,6 +61,15 @@
 // the controller removes it from the ISR and elects another ISR member;
 // the last ISR member stays in the ISR so it can lead again cleanly.
 //
+// A broker that crashes and starts again within its session timeout
+// registers before the controller fenced the old process (each process
+// registers with its own incarnation id). Its registration ends the old
+// incarnation's standing in the same command, so no leadership of the old
+// process goes on in its epoch: where the controller has heard from
+// another ISR member, the broker leaves the ISR and that member leads in a
+// new epoch; otherwise the broker keeps its place in new leader epochs
+// (metadata's endIncarnation explains both).
+//
 // # Admin operations and forwarding
 //
 // CreateTopic, DeleteTopic, CreatePartitions, AlterConfig,

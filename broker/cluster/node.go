@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
@@ -42,7 +43,10 @@ type Node struct {
 	// registeredAt is the raft index of the latest registration; the
 	// broker is caught up once it has applied it.
 	registeredAt atomic.Uint64
-	caughtUp     atomic.Bool
+	// incarnation identifies this process to the controller, which tells a
+	// restarted broker's registration from a repeated one by it.
+	incarnation string
+	caughtUp    atomic.Bool
 	// removed is set when the controller refuses the registration of a
 	// broker that registered earlier in this process: it was removed from
 	// the cluster while running (see membership).
@@ -76,7 +80,8 @@ func start(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger.With("component", "cluster", "broker", cfg.BrokerID), fsm: newFSM()}
+	n := &Node{cfg: cfg, log: cfg.Logger.With("component", "cluster", "broker", cfg.BrokerID), fsm: newFSM(),
+		incarnation: uuid.NewString()}
 	rlog := hclog.New(&hclog.LoggerOptions{Name: fmt.Sprintf("raft-%d", cfg.BrokerID),
 		Level: hclog.LevelFromString(cfg.RaftLogLevel), Output: cfg.RaftLogOutput})
 

@@ -10,12 +10,14 @@ import (
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 )
 
-// RegisterRequest introduces a broker to the controller.
+// RegisterRequest introduces a broker to the controller. Incarnation is
+// a random id of the registering process.
 type RegisterRequest struct {
 	ID          int    `json:"id"`
 	HTTPAddress string `json:"http_address"`
 	RaftAddress string `json:"raft_address"`
 	Rack        string `json:"rack,omitempty"`
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 // RegisterResponse carries the broker's new registration epoch.
@@ -115,13 +117,21 @@ func (n *Node) register(ctx context.Context, req RegisterRequest) (RegisterRespo
 	if !ok {
 		return RegisterResponse{}, fmt.Errorf("%w: broker %d is not a member of the metadata quorum", ErrUnknownBroker, req.ID)
 	}
-	idx, err := n.apply(ctx, metadata.Command{Type: metadata.CmdRegisterBroker, RegisterBroker: &metadata.RegisterBroker{
-		ID: req.ID, HTTPAddress: req.HTTPAddress, RaftAddress: req.RaftAddress, Rack: req.Rack,
-		Voter: s.Suffrage == raft.Voter}})
+	reg := &metadata.RegisterBroker{ID: req.ID, HTTPAddress: req.HTTPAddress, RaftAddress: req.RaftAddress, Rack: req.Rack,
+		Voter: s.Suffrage == raft.Voter, Incarnation: req.Incarnation}
+	old := n.Image().Broker(req.ID)
+	restart := old != nil && !old.Fenced && old.Incarnation != req.Incarnation
+	if restart {
+		// A restart before the old incarnation was fenced: name the
+		// brokers known to be up, which take over from it (see
+		// metadata's endIncarnation).
+		reg.Heard = ctl.heardFrom(req.ID)
+	}
+	idx, err := n.apply(ctx, metadata.Command{Type: metadata.CmdRegisterBroker, RegisterBroker: reg})
 	if err != nil {
 		return RegisterResponse{}, err
 	}
-	ctl.touch(req.ID)
+	ctl.touch(req.ID, restart)
 	return RegisterResponse{Epoch: idx}, nil
 }
 

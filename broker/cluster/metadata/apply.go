@@ -110,12 +110,15 @@ func (img *Image) register(r RegisterBroker, index uint64) error {
 	if r.ID < 0 {
 		return fmt.Errorf("%w: broker id %d", ErrInvalidCommand, r.ID)
 	}
+	if old := img.Brokers[r.ID]; old != nil && !old.Fenced && old.Incarnation != r.Incarnation {
+		img.endIncarnation(r.ID, r.Heard)
+	}
 	b := &Broker{}
 	if old := img.Brokers[r.ID]; old != nil {
 		*b = *old
 	}
 	b.ID, b.HTTPAddress, b.RaftAddress, b.Rack, b.Voter = r.ID, r.HTTPAddress, r.RaftAddress, r.Rack, r.Voter
-	b.Epoch = index
+	b.Epoch, b.Incarnation = index, r.Incarnation
 	b.Fenced, b.ShuttingDown = false, false
 	img.Brokers[r.ID] = b
 	img.electLeaders(ElectLeaders{})

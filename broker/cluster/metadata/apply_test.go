@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -17,6 +18,59 @@ func TestRegisterSetsEpochAndUnfences(t *testing.T) {
 	b.do(register(1, "r1"))
 	if br := b.img.Broker(1); br.Fenced || br.ShuttingDown || br.Rack != "r1" || br.Epoch != 4 {
 		t.Fatalf("after re-registration: %+v", br)
+	}
+}
+
+// TestRegisterBeforeFencingEndsTheOldIncarnation: broker 0 crashes and
+// a new process registers before the controller fenced the old one. The
+// old leaderships must not go on in the same epoch. Where the controller
+// has heard from another in-sync replica, that replica takes over in a new
+// epoch and broker 0 leaves the ISR (its log may have lost a tail); a
+// partition broker 0 alone holds stays with it, in a new epoch. When the
+// controller has heard from nobody (the whole cluster is restarting), the
+// partitions stay where they are, led in new epochs, rather than move to
+// brokers that may be down. A registration repeated by the same process
+// changes nothing.
+func TestRegisterBeforeFencingEndsTheOldIncarnation(t *testing.T) {
+	setup := func() (*builder, []Partition) {
+		b := newBuilder(t)
+		for id := range 3 {
+			b.do(registerIncarnation(id, fmt.Sprintf("first-%d", id), nil))
+		}
+		b.do(createTopic("t", []int{0, 1, 2}, []int{1, 0, 2}))
+		b.do(createTopic("solo", []int{0}))
+		return b, []Partition{*b.part("t", 0), *b.part("t", 1), *b.part("solo", 0)}
+	}
+	type want struct {
+		leader   int
+		newEpoch bool
+		isr      []int
+	}
+	for _, tc := range []struct {
+		name        string
+		incarnation string
+		heard       []int
+		want        [3]want // t-0 (led by 0), t-1 (followed by 0), solo-0 (held by 0 alone)
+	}{
+		{"restart, others up", "second", []int{1, 2}, [3]want{{1, true, []int{1, 2}}, {1, false, []int{1, 2}}, {0, true, []int{0}}}},
+		{"restart, only broker 2 heard from", "second", []int{2}, [3]want{{2, true, []int{1, 2}}, {1, false, []int{1, 2}}, {0, true, []int{0}}}},
+		{"restart, nobody heard from", "second", nil, [3]want{{0, true, []int{0, 1, 2}}, {1, false, []int{1, 0, 2}}, {0, true, []int{0}}}},
+		{"the same process again", "first-0", []int{1, 2}, [3]want{{0, false, []int{0, 1, 2}}, {1, false, []int{1, 0, 2}}, {0, false, []int{0}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, before := setup()
+			b.do(registerIncarnation(0, tc.incarnation, tc.heard))
+			if br := b.img.Broker(0); br.Fenced || br.Epoch != b.index || br.Incarnation != tc.incarnation {
+				t.Fatalf("broker 0 after registering again: %+v", br)
+			}
+			for i, p := range []*Partition{b.part("t", 0), b.part("t", 1), b.part("solo", 0)} {
+				w := tc.want[i]
+				if p.Leader != w.leader || (p.LeaderEpoch > before[i].LeaderEpoch) != w.newEpoch || !slices.Equal(p.ISR, w.isr) {
+					t.Errorf("partition %d: leader %d epoch %d (was %d) ISR %v; want leader %d, new epoch %v, ISR %v",
+						i, p.Leader, p.LeaderEpoch, before[i].LeaderEpoch, p.ISR, w.leader, w.newEpoch, w.isr)
+				}
+			}
+		})
 	}
 }
 

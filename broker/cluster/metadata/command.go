@@ -59,6 +59,15 @@ type RegisterBroker struct {
 	RaftAddress string `json:"raft_address"`
 	Rack        string `json:"rack,omitempty"`
 	Voter       bool   `json:"voter"`
+	// Incarnation is the registering process's id. A registration from
+	// another incarnation than the unfenced one the image holds ends the
+	// old incarnation's leaderships and ISR memberships (see
+	// endIncarnation).
+	Incarnation string `json:"incarnation,omitempty"`
+	// Heard are the other brokers the controller had heard from within
+	// their session when it proposed the registration: only they take over
+	// from an ended incarnation.
+	Heard []int `json:"heard,omitempty"`
 }
 
 // BrokerRef is the payload of the commands that name one broker:

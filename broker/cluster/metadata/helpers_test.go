@@ -67,6 +67,14 @@ func register(id int, rack string) Command {
 		HTTPAddress: fmt.Sprintf("b%d:8080", id), RaftAddress: fmt.Sprintf("b%d:9093", id)}}
 }
 
+// registerIncarnation registers broker id from process incarnation, with
+// the brokers the controller heard from.
+func registerIncarnation(id int, incarnation string, heard []int) Command {
+	c := register(id, "")
+	c.RegisterBroker.Incarnation, c.RegisterBroker.Heard = incarnation, heard
+	return c
+}
+
 func brokerCmd(t CommandType, id int) Command { return Command{Type: t, Broker: &BrokerRef{ID: id}} }
 
 func createTopic(name string, assignments ...[]int) Command {

@@ -38,6 +38,9 @@ type Broker struct {
 	// Epoch is the raft index of the broker's latest registration. A
 	// heartbeat carrying an older epoch comes from a previous incarnation.
 	Epoch uint64 `json:"epoch"`
+	// Incarnation identifies the process that registered last (a random
+	// id per start; empty in registrations logged before it existed).
+	Incarnation string `json:"incarnation,omitempty"`
 	// Fenced brokers lead nothing and join no ISR.
 	Fenced bool `json:"fenced"`
 	// ShuttingDown is set by a controlled shutdown and cleared by the next
