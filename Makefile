@@ -32,7 +32,8 @@ help: ## Display this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: ## Generate CRDs and RBAC from the kubebuilder markers into config/.
+manifests: ## Generate CRDs and RBAC from the kubebuilder markers into config/ (the topic config rules first, from broker/topicconfig).
+	go run ./hack/topicconfig-gen
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	$(MAKE) --no-print-directory chart-sync
 

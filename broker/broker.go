@@ -31,6 +31,7 @@ import (
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
+	"github.com/kairolog/kairolog/broker/topicconfig"
 )
 
 // Broker is one running broker.
@@ -144,23 +145,24 @@ func deriveRaftAdvertise(raftListen, httpAdvertise string) (string, error) {
 	return net.JoinHostPort(ahost, port), nil
 }
 
-// logConfig is the storage config of a partition: the broker's log.*
-// settings, then the topic's overrides.
+// logConfig is the storage config of a partition: the topic's overrides
+// (a value stored under an older version's bounds read as today's bound,
+// topicconfig.Clamped), else the broker's log.* settings.
 func (s Settings) logConfig(overrides map[string]string) storage.Config {
-	c := replica.LogConfigFromTopic(overrides)
+	c := replica.LogConfigFromTopic(topicconfig.Clamped(overrides))
 	def := func(key string, apply func()) {
 		if _, ok := overrides[key]; !ok {
 			apply()
 		}
 	}
-	def("segment.bytes", func() { c.SegmentBytes = s.LogSegmentBytes })
-	def("segment.ms", func() { c.SegmentMs = s.LogSegmentMs })
-	def("retention.ms", func() { c.RetentionMs = s.LogRetentionMs })
-	def("retention.bytes", func() { c.RetentionBytes = s.LogRetentionBytes })
-	def("index.interval.bytes", func() { c.IndexIntervalBytes = s.LogIndexIntervalBytes })
-	def("flush.messages", func() { c.FlushMessages = s.LogFlushIntervalMessages })
-	def("flush.ms", func() { c.FlushMs = s.LogFlushIntervalMs })
-	def("max.message.bytes", func() { c.MaxBatchBytes = s.MessageMaxBytes + storage.BatchHeaderSize })
+	def(topicconfig.SegmentBytes, func() { c.SegmentBytes = s.LogSegmentBytes })
+	def(topicconfig.SegmentMs, func() { c.SegmentMs = s.LogSegmentMs })
+	def(topicconfig.RetentionMs, func() { c.RetentionMs = s.LogRetentionMs })
+	def(topicconfig.RetentionBytes, func() { c.RetentionBytes = s.LogRetentionBytes })
+	def(topicconfig.IndexIntervalBytes, func() { c.IndexIntervalBytes = s.LogIndexIntervalBytes })
+	def(topicconfig.FlushMessages, func() { c.FlushMessages = s.LogFlushIntervalMessages })
+	def(topicconfig.FlushMs, func() { c.FlushMs = s.LogFlushIntervalMs })
+	def(topicconfig.MaxMessageBytes, func() { c.MaxBatchBytes = s.MessageMaxBytes + storage.BatchHeaderSize })
 	return c
 }
 

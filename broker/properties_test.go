@@ -68,6 +68,12 @@ func TestSettingsApply(t *testing.T) {
 		{"num.partitions": "0"},
 		{"unclean.leader.election.enable": "maybe"},
 		{"broker.session.timeout.ms": "100", "broker.heartbeat.interval.ms": "200"},
+		// The log.* defaults take the topic config table's bounds.
+		{"log.segment.bytes": "1024"},
+		{"log.roll.ms": "1"},
+		{"log.retention.ms": "0"},
+		{"log.flush.interval.ms": "0"},
+		{"offsets.topic.segment.bytes": "1024"},
 	} {
 		s := DefaultSettings()
 		if _, err := s.Apply(bad); err == nil {

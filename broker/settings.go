@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/topicconfig"
 )
 
 // Settings are the broker-wide configs of a properties file (--config-file),
@@ -108,6 +109,25 @@ func intKey(lo, hi int64, dst func(*Settings, int64)) func(*Settings, string) er
 	}
 }
 
+// topicKey is a log.* setting that gives a topic config key its default:
+// it takes that key's bounds from the table of topic config keys, so a
+// broker-wide default is never a value a topic could not be given.
+func topicKey(topicKey string, dst func(*Settings, int64)) func(*Settings, string) error {
+	k, ok := topicconfig.Lookup(topicKey)
+	if !ok {
+		panic("broker: no topic config key " + topicKey)
+	}
+	return func(s *Settings, v string) error {
+		v = strings.TrimSpace(v)
+		if err := k.Check(v); err != nil {
+			return err
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		dst(s, n)
+		return nil
+	}
+}
+
 func msKey(lo int64, dst func(*Settings, time.Duration)) func(*Settings, string) error {
 	return intKey(lo, math.MaxInt64/int64(time.Millisecond), func(s *Settings, n int64) {
 		dst(s, time.Duration(n)*time.Millisecond)
@@ -129,18 +149,18 @@ var settingKeys = []settingKey{
 	{"num.partitions", "partitions of a topic created without \"partitions\"", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.NumPartitions = int32(n) })},
 	{"max.partitions.per.topic", "most partitions a topic may have (create and add partitions)", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MaxPartitions = int32(n) })},
 	{"default.replication.factor", "replicas of a topic created without \"replication_factor\"", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.DefaultReplicationFactor = int16(n) })},
-	{"min.insync.replicas", "ISR size an acks=all produce needs, unless the topic overrides it", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.MinInsyncReplicas = int(n) })},
+	{"min.insync.replicas", "ISR size an acks=all produce needs, unless the topic overrides it", topicKey(topicconfig.MinInsyncReplicas, func(s *Settings, n int64) { s.MinInsyncReplicas = int(n) })},
 	{"unclean.leader.election.enable", "let an out-of-sync replica lead when no ISR member is alive (topic override wins)", boolKey(func(s *Settings, b bool) { s.UncleanLeaderElection = b })},
 	{"auto.create.topics.enable", "create an unknown topic on its first produce, with the defaults above", boolKey(func(s *Settings, b bool) { s.AutoCreateTopics = b })},
-	{"log.segment.bytes", "segment size before a new segment is rolled", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.LogSegmentBytes = n })},
-	{"log.roll.ms", "age of a segment before a new one is rolled", msKey(1, func(s *Settings, d time.Duration) { s.LogSegmentMs = d })},
-	{"log.retention.ms", "age past which whole old segments are deleted; -1 keeps them forever", intKey(-1, math.MaxInt64/int64(time.Millisecond), func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Millisecond })},
+	{"log.segment.bytes", "segment size before a new segment is rolled", topicKey(topicconfig.SegmentBytes, func(s *Settings, n int64) { s.LogSegmentBytes = n })},
+	{"log.roll.ms", "age of a segment before a new one is rolled", topicKey(topicconfig.SegmentMs, func(s *Settings, n int64) { s.LogSegmentMs = time.Duration(n) * time.Millisecond })},
+	{"log.retention.ms", "age past which whole old segments are deleted; -1 keeps them forever", topicKey(topicconfig.RetentionMs, func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Millisecond })},
 	{"log.retention.hours", "log.retention.ms in hours (log.retention.ms wins when both are set)", intKey(-1, math.MaxInt32, func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Hour })},
-	{"log.retention.bytes", "partition size past which whole old segments are deleted; -1 = no limit", intKey(-1, math.MaxInt64, func(s *Settings, n int64) { s.LogRetentionBytes = n })},
+	{"log.retention.bytes", "partition size past which whole old segments are deleted; -1 = no limit", topicKey(topicconfig.RetentionBytes, func(s *Settings, n int64) { s.LogRetentionBytes = n })},
 	{"log.retention.check.interval.ms", "how often retention runs", msKey(1, func(s *Settings, d time.Duration) { s.LogRetentionCheckMs = d })},
-	{"log.index.interval.bytes", "bytes between two sparse index entries", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.LogIndexIntervalBytes = int(n) })},
-	{"log.flush.interval.messages", "fsync after this many messages; unset = leave it to the OS", intKey(1, math.MaxInt64, func(s *Settings, n int64) { s.LogFlushIntervalMessages = n })},
-	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", msKey(0, func(s *Settings, d time.Duration) { s.LogFlushIntervalMs = d })},
+	{"log.index.interval.bytes", "bytes between two sparse index entries", topicKey(topicconfig.IndexIntervalBytes, func(s *Settings, n int64) { s.LogIndexIntervalBytes = int(n) })},
+	{"log.flush.interval.messages", "fsync after this many messages; unset = leave it to the OS", topicKey(topicconfig.FlushMessages, func(s *Settings, n int64) { s.LogFlushIntervalMessages = n })},
+	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", topicKey(topicconfig.FlushMs, func(s *Settings, n int64) { s.LogFlushIntervalMs = time.Duration(n) * time.Millisecond })},
 	{"message.max.bytes", "largest batch a produce may write to one partition", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MessageMaxBytes = int(n) })},
 	{"max.request.bytes", "largest HTTP request body (413 BODY_TOO_LARGE above it)", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.MaxRequestBytes = n })},
 	{"broker.session.timeout.ms", "a broker silent this long is fenced and loses its leaderships", msKey(1, func(s *Settings, d time.Duration) { s.BrokerSessionTimeout = d })},
@@ -155,7 +175,7 @@ var settingKeys = []settingKey{
 	{"group.max.session.timeout.ms", "largest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMaxSessionTimeout = d })},
 	{"offsets.topic.num.partitions", "partitions of __consumer_offsets (fixed once the topic exists)", intKey(1, 1000, func(s *Settings, n int64) { s.OffsetsTopicNumPartitions = int32(n) })},
 	{"offsets.topic.replication.factor", "replicas of __consumer_offsets, capped at the brokers alive when it is created", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.OffsetsTopicReplicationFactor = int16(n) })},
-	{"offsets.topic.segment.bytes", "segment size of __consumer_offsets", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.OffsetsTopicSegmentBytes = n })},
+	{"offsets.topic.segment.bytes", "segment size of __consumer_offsets", topicKey(topicconfig.SegmentBytes, func(s *Settings, n int64) { s.OffsetsTopicSegmentBytes = n })},
 	{"offsets.compact.bytes", "a coordinator snapshots its groups and moves its partition's log start once this many journal bytes follow the last snapshot (and outweigh it)", intKey(1024, math.MaxInt64, func(s *Settings, n int64) { s.OffsetsCompactBytes = n })},
 }
 

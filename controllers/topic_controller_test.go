@@ -203,7 +203,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		})
 		readyTopic(name)
 
-		_, err := bc.SetTopicConfig(ctx, name, map[string]string{"retention.ms": "1", "max.message.bytes": "10"})
+		_, err := bc.SetTopicConfig(ctx, name, map[string]string{"retention.ms": "1", "max.message.bytes": "2048"})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
 			desc, err := bc.DescribeTopic(ctx, name)
@@ -211,7 +211,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 			g.Expect(desc.Config).To(Equal(map[string]string{"retention.ms": "60000"}))
 		}).WithTimeout(4 * testResync).WithPolling(100 * time.Millisecond).Should(Succeed())
 		e := expectEvent(topicNamespace, name, eventConfigDriftReverted)
-		Expect(e.Note).To(ContainSubstring("max.message.bytes=10"))
+		Expect(e.Note).To(ContainSubstring("max.message.bytes=2048"))
 	})
 
 	It("adopts an existing topic whose partitions and replicas fit the spec", func() {

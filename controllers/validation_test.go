@@ -18,8 +18,10 @@ package controllers
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -32,6 +34,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kairolog/kairolog/broker/topicconfig"
 )
 
 // validationNamespace holds the objects of the validation specs.
@@ -116,6 +120,48 @@ var _ = Describe("API validation", Ordered, ContinueOnFailure, func() {
 			Expect(k8sClient.Create(ctx, obj)).To(Succeed(), "sample %s", f)
 			Expect(k8sClient.Delete(ctx, obj)).To(Succeed())
 		}
+	})
+
+	// The Topic CRD's config rules are generated from the brokers' table
+	// of topic config keys; this asks the real API server about the
+	// values on either side of every bound and checks it answers as the
+	// brokers' own check does. Before the rules came from the table, the
+	// API server took segment.bytes, segment.ms and flush.messages of "0",
+	// which the brokers refuse.
+	It("agrees with the brokers on every topic config value", func() {
+		type probe struct{ key, value string }
+		var probes []probe
+		for _, k := range topicconfig.Keys {
+			values := []string{"0", "-1", "x", "1.5", ""}
+			switch k.Kind {
+			case topicconfig.Int:
+				values = append(values, strconv.FormatInt(k.Min, 10), strconv.FormatInt(k.Min-1, 10),
+					strconv.FormatInt(k.Max, 10), "-2")
+				if k.Max < math.MaxInt64 {
+					values = append(values, strconv.FormatInt(k.Max+1, 10))
+				}
+			case topicconfig.Enum:
+				values = append(values, k.Values...)
+				values = append(values, strings.ToUpper(k.Values[0]))
+			}
+			for _, v := range values {
+				probes = append(probes, probe{k.Name, v})
+			}
+		}
+		probes = append(probes, probe{"retention.days", "7"})
+		for _, p := range probes {
+			topic := parseObject(topicManifest(uniqueName("config"), ""))
+			Expect(unstructured.SetNestedStringMap(topic.Object, map[string]string{p.key: p.value}, "spec", "config")).To(Succeed())
+			apiErr := k8sClient.Create(ctx, topic, client.DryRunAll)
+			brokerErr := topicconfig.Validate(map[string]string{p.key: p.value})
+			if brokerErr == nil {
+				Expect(apiErr).NotTo(HaveOccurred(), "%s=%q: the brokers accept it, the API server refused it", p.key, p.value)
+			} else {
+				Expect(apiErr).To(HaveOccurred(), "%s=%q: the brokers refuse it (%v), the API server accepted it", p.key, p.value, brokerErr)
+				Expect(apierrors.IsInvalid(apiErr)).To(BeTrue(), "%s=%q: %v", p.key, p.value, apiErr)
+			}
+		}
+		By(fmt.Sprintf("%d values of %d keys asked", len(probes), len(topicconfig.Keys)))
 	})
 
 	It("fills in the defaults", func() {
@@ -253,13 +299,13 @@ var _ = Describe("API validation", Ordered, ContinueOnFailure, func() {
 		}, "spec.topicName"),
 		Entry("topic config segment.bytes with a unit", func(n string) string {
 			return topicManifest(n, "  config:\n    segment.bytes: 1GB\n")
-		}, "spec.config", "non-negative integers"),
+		}, "spec.config", "segment.bytes is an integer from 1048576 to 2147483647"),
 		Entry("topic config unclean.leader.election.enable that is not a boolean", func(n string) string {
 			return topicManifest(n, "  config:\n    unclean.leader.election.enable: \"yes\"\n")
 		}, "spec.config", "true or false"),
 		Entry("topic config with min.insync.replicas of 0", func(n string) string {
 			return topicManifest(n, "  config:\n    min.insync.replicas: \"0\"\n")
-		}, "spec.config", "at least 1"),
+		}, "spec.config", "min.insync.replicas is an integer from 1"),
 
 		// ConsumerGroup
 		Entry("group with an unknown assignment strategy", func(n string) string {

@@ -53,16 +53,12 @@ type TopicSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// config holds topic settings that override the cluster defaults.
+	// config holds topic settings that override the cluster defaults: the
+	// keys of docs/configuration.md, each within the bounds the brokers
+	// accept.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['retention.ms', 'retention.bytes', 'cleanup.policy', 'segment.bytes', 'segment.ms', 'min.insync.replicas', 'unclean.leader.election.enable', 'flush.messages', 'flush.ms', 'max.message.bytes', 'index.interval.bytes'])",message="supported keys: retention.ms, retention.bytes, cleanup.policy, segment.bytes, segment.ms, min.insync.replicas, unclean.leader.election.enable, flush.messages, flush.ms, max.message.bytes, index.interval.bytes"
-	// +kubebuilder:validation:XValidation:rule="(!('retention.ms' in self) || self['retention.ms'].matches('^-?[0-9]{1,19}$')) && (!('retention.bytes' in self) || self['retention.bytes'].matches('^-?[0-9]{1,19}$'))",message="retention.ms and retention.bytes are integers (-1 for unlimited)"
-	// +kubebuilder:validation:XValidation:rule="['segment.bytes', 'segment.ms', 'min.insync.replicas', 'flush.messages', 'flush.ms', 'max.message.bytes', 'index.interval.bytes'].all(k, !(k in self) || self[k].matches('^[0-9]{1,19}$'))",message="segment.bytes, segment.ms, min.insync.replicas, flush.messages, flush.ms, max.message.bytes and index.interval.bytes are non-negative integers"
-	// +kubebuilder:validation:XValidation:rule="!('cleanup.policy' in self) || self['cleanup.policy'] == 'delete'",message="cleanup.policy supports only delete"
-	// +kubebuilder:validation:XValidation:rule="!('unclean.leader.election.enable' in self) || self['unclean.leader.election.enable'] in ['true', 'false']",message="unclean.leader.election.enable is true or false"
-	// +kubebuilder:validation:XValidation:rule="!('min.insync.replicas' in self) || self['min.insync.replicas'] != '0'",message="min.insync.replicas must be at least 1"
-	Config map[string]string `json:"config,omitempty"`
+	Config TopicConfig `json:"config,omitempty"`
 
 	// deletionPolicy: Delete removes the topic and its data from the brokers
 	// when this resource is deleted; Retain leaves it.

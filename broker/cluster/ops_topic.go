@@ -178,6 +178,11 @@ func (n *Node) alterConfig(ctx context.Context, req AlterConfigRequest) (map[str
 	if err := metadata.RefuseInternal(n.Image().Topic(req.Topic), "reconfigured"); err != nil {
 		return nil, err
 	}
+	// Only the values this change sets must meet today's bounds: a value
+	// stored under an older version's bounds stays until it is changed.
+	if err := metadata.ValidateConfig(req.Set); err != nil {
+		return nil, err
+	}
 	_, err := n.apply(ctx, metadata.Command{Type: metadata.CmdAlterConfig, AlterConfig: &metadata.AlterConfig{
 		Topic: req.Topic, Set: req.Set, Delete: req.Delete, Replace: req.Replace}})
 	if err != nil {

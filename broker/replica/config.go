@@ -5,10 +5,12 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/storage"
+	"github.com/kairolog/kairolog/broker/topicconfig"
 )
 
 // LogConfigFromTopic turns a topic's config overrides (string values as in
-// the API; already validated by the controller) into storage settings,
+// the API; already validated by the controller, and read within today's
+// bounds by the broker, topicconfig.Clamped) into storage settings,
 // starting from Kafka's defaults. Keys that are not storage settings
 // (min.insync.replicas, unclean.leader.election.enable, cleanup.policy) and
 // unparsable values are ignored.
@@ -22,13 +24,13 @@ func LogConfigFromTopic(overrides map[string]string) storage.Config {
 		}
 	}
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
-	num("segment.bytes", func(n int64) { c.SegmentBytes = n })
-	num("segment.ms", func(n int64) { c.SegmentMs = ms(n) })
-	num("index.interval.bytes", func(n int64) { c.IndexIntervalBytes = int(n) })
-	num("retention.ms", func(n int64) { c.RetentionMs = ms(n) })
-	num("retention.bytes", func(n int64) { c.RetentionBytes = n })
-	num("flush.messages", func(n int64) { c.FlushMessages = n })
-	num("flush.ms", func(n int64) { c.FlushMs = ms(n) })
-	num("max.message.bytes", func(n int64) { c.MaxBatchBytes = int(n) })
+	num(topicconfig.SegmentBytes, func(n int64) { c.SegmentBytes = n })
+	num(topicconfig.SegmentMs, func(n int64) { c.SegmentMs = ms(n) })
+	num(topicconfig.IndexIntervalBytes, func(n int64) { c.IndexIntervalBytes = int(n) })
+	num(topicconfig.RetentionMs, func(n int64) { c.RetentionMs = ms(n) })
+	num(topicconfig.RetentionBytes, func(n int64) { c.RetentionBytes = n })
+	num(topicconfig.FlushMessages, func(n int64) { c.FlushMessages = n })
+	num(topicconfig.FlushMs, func(n int64) { c.FlushMs = ms(n) })
+	num(topicconfig.MaxMessageBytes, func(n int64) { c.MaxBatchBytes = int(n) })
 	return c
 }

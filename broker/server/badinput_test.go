@@ -47,6 +47,15 @@ var badCases = []badCase{
 	{"POST", "/topics", `{"name":"t","replication_factor":3}`, 400, "INVALID_REPLICATION_FACTOR", ""},
 	{"POST", "/topics", `{"name":"t","config":{"bogus.key":"1"}}`, 400, "INVALID_CONFIG", ""},
 	{"POST", "/topics", `{"name":"t","config":{"retention.ms":"soon"}}`, 400, "INVALID_CONFIG", ""},
+	// The table's bounds (broker/topicconfig): values the broker took
+	// before, which made every batch a segment or meant the opposite of
+	// Kafka's meaning.
+	{"POST", "/topics", `{"name":"t","config":{"segment.bytes":"1"}}`, 400, "INVALID_CONFIG", ""},
+	{"POST", "/topics", `{"name":"t","config":{"segment.ms":"1"}}`, 400, "INVALID_CONFIG", ""},
+	{"POST", "/topics", `{"name":"t","config":{"flush.ms":"0"}}`, 400, "INVALID_CONFIG", ""},
+	{"POST", "/topics", `{"name":"t","config":{"retention.bytes":"0"}}`, 400, "INVALID_CONFIG", ""},
+	{"PATCH", "/topics/orders/config", `{"config":{"index.interval.bytes":"0"}}`, 400, "INVALID_CONFIG", ""},
+	{"PUT", "/topics/orders/config", `{"config":{"max.message.bytes":"0"}}`, 400, "INVALID_CONFIG", ""},
 	{"POST", "/topics", `{"name":"t","config":{"retention.ms":[1]}}`, 400, "INVALID_JSON", ""},
 	{"POST", "/topics", `{"name":"t","config":"x"}`, 400, "INVALID_JSON", ""},
 	{"POST", "/topics", `{"name":"bad/name"}`, 400, "INVALID_ARGUMENT", ""},

@@ -28,7 +28,7 @@ func groupState(t *testing.T, n *node, g string) string {
 func TestGroupStateSurvivesCompactionCoordinatorMoveAndRestart(t *testing.T) {
 	c := newTestCluster(t, 3, 3, func(s *broker.Settings) {
 		s.OffsetsTopicNumPartitions = 1
-		s.OffsetsTopicSegmentBytes = 1024
+		s.OffsetsTopicSegmentBytes = 1 << 20 // the smallest segment.bytes a topic takes
 		s.OffsetsCompactBytes = 1024
 	})
 	n0 := c.nodes[0]

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -126,9 +127,15 @@ func TestAlterConfig(t *testing.T) {
 	if c := b.img.Topic("t").Config; len(c) != 1 || c["min.insync.replicas"] != "1" {
 		t.Fatalf("config = %v", c)
 	}
+	// A value an older version accepted under other bounds still applies
+	// when the log is replayed (the controller refuses it as a new value:
+	// ValidateConfig).
 	b.do(set(true, map[string]string{"segment.bytes": "1024"}))
 	if c := b.img.Topic("t").Config; len(c) != 1 || c["segment.bytes"] != "1024" {
 		t.Fatalf("config after replace = %v", c)
+	}
+	if err := ValidateConfig(map[string]string{"segment.bytes": "1024"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("ValidateConfig accepted segment.bytes=1024: %v", err)
 	}
 	b.expect(set(false, map[string]string{"colour": "blue"}), ErrInvalidConfig)
 	b.expect(set(false, map[string]string{"cleanup.policy": "compact"}), ErrInvalidConfig)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/kairolog/kairolog/broker/topicconfig"
 )
 
 func (img *Image) createTopic(c CreateTopic) error {
@@ -19,7 +21,7 @@ func (img *Image) createTopic(c CreateTopic) error {
 	if len(c.Assignments) == 0 {
 		return fmt.Errorf("%w: a topic needs at least one partition", ErrInvalidPartitions)
 	}
-	if err := ValidateConfig(c.Config); err != nil {
+	if err := validateStoredConfig(c.Config); err != nil {
 		return err
 	}
 	rf := len(c.Assignments[0])
@@ -131,11 +133,11 @@ func (img *Image) alterConfig(c AlterConfig) error {
 		}
 	}
 	maps.Copy(cfg, c.Set)
-	if err := ValidateConfig(cfg); err != nil {
+	if err := validateStoredConfig(cfg); err != nil {
 		return err
 	}
 	for _, k := range c.Delete {
-		if _, known := topicConfigKeys[k]; !known {
+		if _, known := topicconfig.Lookup(k); !known {
 			return fmt.Errorf("%w: unknown key %q", ErrInvalidConfig, k)
 		}
 	}

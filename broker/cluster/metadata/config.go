@@ -4,66 +4,35 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kairolog/kairolog/broker/topicconfig"
 )
 
 // Topic config keys with a meaning in the cluster package.
 const (
-	ConfigMinInsyncReplicas = "min.insync.replicas"
-	ConfigUncleanElection   = "unclean.leader.election.enable"
+	ConfigMinInsyncReplicas = topicconfig.MinInsyncReplicas
+	ConfigUncleanElection   = topicconfig.UncleanElection
 )
 
-// topicConfigKeys are the topic overrides docs/api.md allows, each with
-// the smallest integer it accepts (or a validator of its own).
-var topicConfigKeys = map[string]func(string) error{
-	"retention.ms":          minInt(-1),
-	"retention.bytes":       minInt(-1),
-	"segment.bytes":         minInt(1),
-	"segment.ms":            minInt(1),
-	"cleanup.policy":        oneOf("delete"),
-	ConfigMinInsyncReplicas: minInt(1),
-	ConfigUncleanElection:   oneOf("true", "false"),
-	"flush.messages":        minInt(1),
-	"flush.ms":              minInt(0),
-	"max.message.bytes":     minInt(0),
-	"index.interval.bytes":  minInt(0),
-}
-
-// ValidateConfig checks topic overrides: known keys, well-formed values.
+// ValidateConfig checks a topic config change against the table of topic
+// config keys (package topicconfig): known keys, values within their
+// bounds. The controller calls it before it proposes a change.
 func ValidateConfig(cfg map[string]string) error {
-	for k, v := range cfg {
-		check, ok := topicConfigKeys[k]
-		if !ok {
-			return fmt.Errorf("%w: unknown key %q", ErrInvalidConfig, k)
-		}
-		if err := check(v); err != nil {
-			return fmt.Errorf("%w: %s=%q: %v", ErrInvalidConfig, k, v, err)
-		}
+	if err := topicconfig.Validate(cfg); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	return nil
 }
 
-func minInt(lo int64) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("not an integer")
-		}
-		if n < lo {
-			return fmt.Errorf("below %d", lo)
-		}
-		return nil
+// validateStoredConfig is what applying a command requires of a topic's
+// config: known keys and values that parse. It does not check bounds: an
+// entry an older version accepted under other bounds must apply the same
+// on every broker, whatever its version.
+func validateStoredConfig(cfg map[string]string) error {
+	if err := topicconfig.ValidateStored(cfg); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
-}
-
-func oneOf(allowed ...string) func(string) error {
-	return func(v string) error {
-		for _, a := range allowed {
-			if v == a {
-				return nil
-			}
-		}
-		return fmt.Errorf("want one of %s", strings.Join(allowed, ", "))
-	}
+	return nil
 }
 
 // UncleanElection reports whether the topic lets an out-of-sync replica
