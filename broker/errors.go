@@ -126,6 +126,9 @@ var errorRules = []struct {
 	// The topic was deleted and created again, and this broker or the
 	// one that sent the request has not caught up with it yet.
 	{replica.ErrInconsistentTopicID, client.CodeLeaderNotAvailable},
+	// This broker was stopped or stalled, or cannot reach the controller:
+	// it does not act as leader until a heartbeat confirms its metadata.
+	{replica.ErrMetadataNotCurrent, client.CodeLeaderNotAvailable},
 	{replica.ErrClosed, client.CodeNotReady},
 
 	// group: consumer-group coordinators.

@@ -52,6 +52,7 @@ var clientErrorTable = []struct {
 	{"replica.ErrLeaderMovedAfterAppend", replica.ErrLeaderMovedAfterAppend, client.CodeLeaderNotAvailable, 503},
 	{"replica.ErrNotReplica", replica.ErrNotReplica, client.CodeLeaderNotAvailable, 503},
 	{"replica.ErrInconsistentTopicID", replica.ErrInconsistentTopicID, client.CodeLeaderNotAvailable, 503},
+	{"replica.ErrMetadataNotCurrent", replica.ErrMetadataNotCurrent, client.CodeLeaderNotAvailable, 503},
 	{"replica.ErrClosed", replica.ErrClosed, client.CodeNotReady, 503},
 	{"replica.NotLeaderError", &replica.NotLeaderError{Topic: "t", Partition: 0, Leader: 2, Epoch: 5}, client.CodeLeaderNotAvailable, 503},
 	{"replica.OffsetOutOfRangeError", &replica.OffsetOutOfRangeError{Offset: 9, LogStartOffset: 0, HighWatermark: 4}, client.CodeOffsetOutOfRange, 416},

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,7 +130,13 @@ func (c *controller) heartbeat(id int, epoch uint64) (HeartbeatResponse, error) 
 	if unfence {
 		c.wake()
 	}
-	return HeartbeatResponse{Fenced: b.Fenced}, nil
+	// The answer vouches for the metadata as of now (lease.go): only a
+	// leader the quorum still follows may give it, not one that was
+	// paused and has not noticed yet that another was elected.
+	if err := c.n.raft.VerifyLeader().Error(); err != nil {
+		return HeartbeatResponse{}, fmt.Errorf("%w: %v", ErrNotController, err)
+	}
+	return HeartbeatResponse{Fenced: b.Fenced, MetadataIndex: c.n.Image().Index}, nil
 }
 
 // touch counts a registration as a heartbeat; restart says it ended an

@@ -37,7 +37,10 @@
 // Image returns the current *metadata.Image, immutable and safe to keep.
 // Subscribe delivers the newest image after every change (intermediate
 // images may be skipped; diff against the last one handled). CaughtUp is
-// the "replayed up to the controller's commit point" signal.
+// the "replayed up to the controller's commit point" signal. MetadataLease
+// says whether the image is known to be current right now: every heartbeat
+// the controller answers vouches for it, until the session timeout passes
+// or the process stalls (lease.go).
 //
 // # For the replica layer (broker/replica)
 //

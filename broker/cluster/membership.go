@@ -81,8 +81,12 @@ func (n *Node) membership() {
 			n.log.Info("Registered with the controller", "epoch", resp.Epoch)
 		}
 		ctx, cancel := context.WithTimeout(n.ctx, 2*n.cfg.HeartbeatInterval)
-		_, err := callAnywhere(n, ctx, opHeartbeat, HeartbeatRequest{ID: n.cfg.BrokerID, Epoch: n.epoch.Load()})
+		sent := time.Now()
+		resp, err := callAnywhere(n, ctx, opHeartbeat, HeartbeatRequest{ID: n.cfg.BrokerID, Epoch: n.epoch.Load()})
 		cancel()
+		if err == nil {
+			n.heartbeatAnswered(sent, resp.MetadataIndex)
+		}
 		if errors.Is(err, ErrUnknownBroker) || errors.Is(err, metadata.ErrStaleBrokerEpoch) {
 			n.epoch.Store(0)
 			continue

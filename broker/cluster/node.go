@@ -52,6 +52,10 @@ type Node struct {
 	// the cluster while running (see membership).
 	removed atomic.Bool
 
+	// lease says whether this broker's metadata is known to be current
+	// (lease.go).
+	lease metadataLease
+
 	ctlMu sync.Mutex
 	ctl   *controller // non-nil while this node leads
 	// adminMu serialises the controller's plan-then-propose operations.
@@ -125,9 +129,10 @@ func start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start the election of a sole voter: %w", err)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.watchLeadership()
 	go n.membership()
+	go n.watchStalls()
 	return n, nil
 }
 

@@ -31,9 +31,13 @@ type HeartbeatRequest struct {
 	Epoch uint64 `json:"epoch"`
 }
 
-// HeartbeatResponse tells the broker whether it is fenced.
+// HeartbeatResponse tells the broker whether it is fenced, and how far the
+// metadata went by the time the controller answered: once the broker's own
+// image has reached MetadataIndex, its metadata is known to be current as
+// of when it sent the heartbeat (see lease.go).
 type HeartbeatResponse struct {
-	Fenced bool `json:"fenced"`
+	Fenced        bool   `json:"fenced"`
+	MetadataIndex uint64 `json:"metadata_index,omitempty"`
 }
 
 // BrokerRequest names one broker.

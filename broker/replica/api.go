@@ -21,7 +21,7 @@ import (
 // below the minimum. Other acks return right after the local append. A
 // NotLeaderError always means nothing was written.
 func (m *Manager) Produce(ctx context.Context, topic string, partition int32, records []storage.Record, acks Acks, timeout time.Duration) (base, last int64, err error) {
-	p, err := m.partition(topic, partition)
+	p, err := m.leaderUnderLease(ctx, topic, partition)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -67,7 +67,7 @@ type FetchResult struct {
 // learnt yet how far its predecessor had committed, and a consumer that
 // read up to there must wait, not be reset.
 func (m *Manager) Fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes, maxRecords int, wait time.Duration) (FetchResult, error) {
-	p, err := m.partition(topic, partition)
+	p, err := m.leaderUnderLease(ctx, topic, partition)
 	if err != nil {
 		return FetchResult{}, err
 	}
@@ -94,6 +94,10 @@ func (p *partition) read(ctx context.Context, offset int64, maxBytes, maxRecords
 	}
 	res := FetchResult{HighWatermark: hw}
 	if offset < hw {
+		if !p.env.leaseHeld() {
+			// Stalled during the wait (lease.go): not on this metadata.
+			return FetchResult{}, ErrMetadataNotCurrent
+		}
 		recs, err := p.log.Read(offset, hw, maxBytes, maxRecords)
 		var oor *storage.OffsetOutOfRangeError
 		if errors.As(err, &oor) {

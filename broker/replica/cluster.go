@@ -9,11 +9,12 @@ import (
 
 // ImageSource is what this package reads from broker/cluster's Node: the
 // current immutable image, a subscription that always holds the newest one,
-// and whether the broker has replayed the metadata log.
+// whether the broker has replayed the metadata log, and its metadata lease.
 type ImageSource interface {
 	Image() *metadata.Image
 	Subscribe() (<-chan *metadata.Image, func())
 	CaughtUp() bool
+	MetadataLease() (index uint64, ok bool)
 }
 
 // ClusterMetadata adapts broker/cluster's metadata images to Metadata.
@@ -24,15 +25,18 @@ type ClusterMetadata struct {
 var _ Metadata = ClusterMetadata{}
 
 // Partitions implements Metadata.
-func (c ClusterMetadata) Partitions() ([]PartitionState, bool) {
+func (c ClusterMetadata) Partitions() ([]PartitionState, uint64, bool) {
 	// CaughtUp first: an image read after it is at least that new.
 	caughtUp := c.Source.CaughtUp()
 	img := c.Source.Image()
 	if img == nil {
-		return nil, false
+		return nil, 0, false
 	}
-	return PartitionStates(img), caughtUp
+	return PartitionStates(img), img.Index, caughtUp
 }
+
+// Lease implements Metadata.
+func (c ClusterMetadata) Lease() (uint64, bool) { return c.Source.MetadataLease() }
 
 // BrokerAddress implements Metadata.
 func (c ClusterMetadata) BrokerAddress(id int32) (string, bool) {

@@ -32,6 +32,9 @@ func newImageLog() *imageLog {
 func (l *imageLog) Image() *metadata.Image { return l.img.Load() }
 func (l *imageLog) CaughtUp() bool         { return true }
 
+// MetadataLease always holds, for the latest image.
+func (l *imageLog) MetadataLease() (uint64, bool) { return l.Image().Index, true }
+
 func (l *imageLog) Subscribe() (<-chan *metadata.Image, func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

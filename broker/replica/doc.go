@@ -58,6 +58,14 @@
 // HW or the log end moves (waiters.go), never on a sleep or a polling
 // interval: a follower's fetch that advances the HW wakes the producer.
 //
+// A leader appends and serves consumers only under the metadata lease
+// (lease.go): while this broker's metadata is known to be current. A
+// broker stopped or stalled — or cut off from the controller for a
+// session timeout — would otherwise answer, the moment it runs again, the
+// requests queued meanwhile as the leader it was, perhaps of a topic that
+// was deleted and created again; those requests wait for the next
+// heartbeat to confirm its metadata instead.
+//
 // The leader also answers offset lookups by timestamp from the log's time
 // index (OffsetForTimestamp, capped at the HW) and moves the log start
 // forward on request (DeleteRecords, at most to the HW), which the group

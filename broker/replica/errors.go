@@ -33,6 +33,12 @@ var ErrUnknownLeaderEpoch = errors.New("unknown leader epoch")
 // (Kafka's INCONSISTENT_TOPIC_ID).
 var ErrInconsistentTopicID = errors.New("inconsistent topic id")
 
+// ErrMetadataNotCurrent: this broker cannot vouch that its metadata is
+// current — it was stopped or stalled, or has not reached the controller
+// for a session timeout — so it neither appends nor serves consumers as
+// leader until a heartbeat confirms it (lease.go). Retriable.
+var ErrMetadataNotCurrent = errors.New("this broker's metadata is not known to be current (it was stalled or cannot reach the controller)")
+
 // ErrNotEnoughReplicasAfterAppend: acks=all, the batch was appended and the
 // high watermark covers it, but the ISR shrank below min.insync.replicas
 // while the producer waited (Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND).

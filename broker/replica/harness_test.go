@@ -33,6 +33,10 @@ type memCluster struct {
 	caughtUp bool
 	alters   atomic.Int64
 	quiet    bool // see hold
+	// index counts the changes delivered to the brokers, as the index of
+	// a metadata image does; leaseLost takes the metadata lease away.
+	index     uint64
+	leaseLost bool
 }
 
 func newMemCluster() *memCluster {
@@ -42,14 +46,21 @@ func newMemCluster() *memCluster {
 	}
 }
 
-func (c *memCluster) Partitions() ([]PartitionState, bool) {
+func (c *memCluster) Partitions() ([]PartitionState, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]PartitionState, 0, len(c.parts))
 	for _, st := range c.parts {
 		out = append(out, clonePartitionState(st))
 	}
-	return out, c.caughtUp
+	return out, c.index, c.caughtUp
+}
+
+// Lease holds unless a test took it away (leaseLost).
+func (c *memCluster) Lease() (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.index, !c.leaseLost
 }
 
 func (c *memCluster) BrokerAddress(id int32) (string, bool) {
@@ -77,6 +88,7 @@ func (c *memCluster) notifyLocked() {
 	if c.quiet {
 		return
 	}
+	c.index++
 	for _, ch := range c.subs {
 		select {
 		case ch <- struct{}{}:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/storage"
@@ -89,6 +90,10 @@ type Manager struct {
 	// checkpointMu serialises high watermark checkpoint writes.
 	checkpointMu sync.Mutex
 
+	// reconciledIndex is the index of the image the latest reconcile
+	// acted on (lease.go).
+	reconciledIndex atomic.Uint64
+
 	// caughtUp is set, for good, by the first reconcile whose image was
 	// caught up with the metadata log (Metadata.Partitions); only the
 	// metadata goroutine uses it.
@@ -155,6 +160,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		proposeISR:   m.proposeISR,
 		startFetcher: m.startFetcher,
 		wentOffline:  m.partitionOffline,
+		leaseHeld:    m.leaseHeld,
 	}
 	if err := m.openExisting(); err != nil {
 		_ = m.closePartitions() // the open error is the one worth returning
@@ -228,7 +234,8 @@ func (m *Manager) reconcile() {
 		m.reconciled.notify()
 		m.reconciledMu.Unlock()
 	}()
-	states, caughtUp := m.cfg.Metadata.Partitions()
+	states, index, caughtUp := m.cfg.Metadata.Partitions()
+	defer m.reconciledIndex.Store(index)
 	caughtUp = caughtUp || m.caughtUp // once caught up, a broker stays so
 	m.caughtUp = caughtUp
 	known := make(map[partitionKey]PartitionState, len(states))

@@ -50,11 +50,19 @@ func (s PartitionState) hosts(broker int32) bool { return slices.Contains(s.Repl
 // current partition states, broker addresses and a change notification.
 // The cluster package's metadata image satisfies it through a thin adapter.
 type Metadata interface {
-	// Partitions returns every partition of the current image. caughtUp
-	// is false until this broker has replayed the metadata log up to the
-	// controller's commit point: until then the manager opens and serves
-	// what it finds, but deletes nothing.
-	Partitions() (states []PartitionState, caughtUp bool)
+	// Partitions returns every partition of the current image and the
+	// image's index (it grows with every image). caughtUp is false until
+	// this broker has replayed the metadata log up to the controller's
+	// commit point: until then the manager opens and serves what it finds,
+	// but deletes nothing.
+	Partitions() (states []PartitionState, index uint64, caughtUp bool)
+	// Lease reports whether this broker's metadata is known to be current
+	// right now — it cannot be after the process was stopped or stalled,
+	// or when it has not reached the controller for a session timeout —
+	// and, if so, the image index the manager must have acted on for its
+	// own state to be as current. A leader appends and serves consumers
+	// only under the lease.
+	Lease() (index uint64, ok bool)
 	// BrokerAddress returns the host:port of a broker's HTTP listener.
 	BrokerAddress(id int32) (string, bool)
 	// Subscribe returns a channel that receives a value after the image

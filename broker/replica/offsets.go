@@ -24,6 +24,9 @@ func (m *Manager) OffsetForTimestamp(topic string, partition int32, ts int64) (i
 	}
 	hw := p.hw
 	p.mu.Unlock()
+	if !m.leaseHeld() {
+		return 0, ErrMetadataNotCurrent
+	}
 	off, err := p.log.OffsetForTimestamp(ts)
 	if err != nil {
 		return 0, err

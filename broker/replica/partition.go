@@ -96,6 +96,9 @@ type partitionEnv struct {
 	startFetcher func(p *partition, leader, epoch int32) *fetcher
 	// wentOffline is told that p went offline (offline.go).
 	wentOffline func(p *partition, wasLeader bool, epoch int32)
+	// leaseHeld reports whether the metadata is known to be current
+	// (lease.go).
+	leaseHeld func() bool
 }
 
 // partitionCounters are monotonically increasing, read by Stats.

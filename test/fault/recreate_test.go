@@ -39,6 +39,7 @@ func TestRecreateTopicWhileAway(t *testing.T) {
 		// kill: SIGKILL and restart instead of SIGSTOP and SIGCONT.
 		kill bool
 	}{
+		{name: "pause-leader", leader: true},
 		{name: "pause-follower"},
 		{name: "kill-leader", leader: true, kill: true},
 		{name: "kill-follower", kill: true},

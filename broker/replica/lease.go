@@ -1,0 +1,78 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// A leader appends and serves consumers only while this broker's metadata
+// is known to be current (Metadata.Lease): the lease holds and the manager
+// has acted on an image at least as new as the one the lease vouches for.
+// A broker that was stopped (SIGSTOP), frozen or stalled answers the
+// requests queued meanwhile as soon as it runs again, before its metadata
+// catches up; without the lease it would serve them as the leader it was,
+// with the records of a topic that may have been deleted and created again
+// meanwhile. With it, those requests wait for the next heartbeat to
+// confirm the metadata — by then the manager has deleted the stale
+// replica, or learnt that another broker leads — and are answered as the
+// confirmed metadata says.
+
+// leaseWait bounds how long a request waits for the lease; it comes back
+// within a heartbeat interval once the controller answers.
+const leaseWait = 3 * time.Second
+
+// leasePoll is how often a waiting request looks at the lease again. The
+// wait is rare (after a stall, or while the controller is unreachable),
+// and the lease has no change notification of its own.
+const leasePoll = 10 * time.Millisecond
+
+// leaseHeld reports whether the lease holds for what this manager has
+// applied.
+func (m *Manager) leaseHeld() bool {
+	index, ok := m.cfg.Metadata.Lease()
+	return ok && m.reconciledIndex.Load() >= index
+}
+
+// awaitLease waits until the lease holds, at most leaseWait, and returns
+// ErrMetadataNotCurrent if it does not.
+func (m *Manager) awaitLease(ctx context.Context) error {
+	if m.leaseHeld() {
+		return nil
+	}
+	deadline := time.NewTimer(leaseWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(leasePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("%w after waiting %v", ErrMetadataNotCurrent, leaseWait)
+		case <-tick.C:
+			if m.leaseHeld() {
+				return nil
+			}
+		}
+	}
+}
+
+// leaderUnderLease returns the hosted partition for a leader's request. If
+// it leads, the lease must hold first: after waiting for it, the partition
+// is looked up again, since the confirmed metadata may have replaced it (a
+// stale replica of a deleted topic) or moved its leadership. A replica
+// that does not lead needs no lease: it serves nothing.
+func (m *Manager) leaderUnderLease(ctx context.Context, topic string, partition int32) (*partition, error) {
+	p, err := m.partition(topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	if leader, _ := p.leadership(); !leader || m.leaseHeld() {
+		return p, nil
+	}
+	if err := m.awaitLease(ctx); err != nil {
+		return nil, err
+	}
+	return m.partition(topic, partition)
+}
