@@ -204,6 +204,7 @@ func (cs *coordinators) replay(ctx context.Context, partition int32, j *offsetsJ
 			size += int64(len(r.Key) + len(r.Value))
 		}
 	}
+	coord.Loaded()
 	return coord, records, size, nil
 }
 

@@ -15,7 +15,9 @@ import (
 //     journal ends when nobody rejoins);
 //   - members not seen for their session timeout (the group's, else the
 //     member's own from JoinGroup, else Config.SessionTimeout) are removed;
-//     a protocol member's removal starts a rebalance;
+//     a protocol member's removal starts a rebalance; the session of a
+//     member replayed from the journal runs from the load (Loaded) at the
+//     earliest;
 //   - if members were removed, the group's saved assignments are deleted
 //     when no member is left, and otherwise recomputed over the remaining
 //     members for every saved topic that still exists (a topic that does not
@@ -42,7 +44,7 @@ func (c *Coordinator) cleanupGroup(ctx context.Context, id string, now time.Time
 	if g.state == PreparingRebalance && (g.allJoined() || !now.Before(g.rebalanceDeadline)) {
 		c.completeRebalance(ctx, g, now)
 	}
-	removed, err := c.removeStale(ctx, g, now, func(m *member) time.Duration { return c.memberSessionTimeout(g, m) })
+	removed, err := c.removeStale(ctx, g, now, c.loadedAt(), func(m *member) time.Duration { return c.memberSessionTimeout(g, m) })
 	if err != nil || len(removed) == 0 {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,8 @@ type Coordinator struct {
 	mu     sync.Mutex // guards closed, groups and busy; never held while taking a group's mu
 	closed bool
 	groups map[string]*group
+	// loadedMs is when Loaded was called (Unix ms), 0 before.
+	loadedMs atomic.Int64
 	// busy counts the operations that hold or wait for a group's mutex;
 	// drained is closed once the coordinator is closed and busy is zero.
 	busy    int
@@ -222,7 +225,7 @@ func (c *Coordinator) groupIDs() []string {
 // error wrapping ErrInvalidRecord for bytes that are not a record, and
 // changes nothing then. Replay starts no timers: a group left waiting for a
 // rebalance completes when its members rejoin or when CleanupOnce finds its
-// deadline passed.
+// deadline passed. Call Loaded after the last record.
 func (c *Coordinator) Replay(record []byte) error {
 	r, err := decodeRecord(record)
 	if err != nil {
@@ -235,6 +238,41 @@ func (c *Coordinator) Replay(record []byte) error {
 	defer c.unlockGroup(g)
 	c.apply(g, r)
 	return nil
+}
+
+// Loaded ends the load: call it once the journal is replayed, before
+// serving. Every replayed member gets a full session from now before the
+// cleanup pass may expire it, and a replayed rebalance a full rebalance
+// timeout from now, as Kafka schedules every member's heartbeat expiry
+// when it loads a group. The journal holds when a member was last seen by
+// the previous coordinator, to within a third of its session (touch), but
+// nothing of the time since: while the coordinator moved (the old one's
+// broker fenced, a new leader elected, the journal replayed) no member
+// could reach one, and a deadline taken from the journal alone would
+// expire members that are alive and on their way.
+func (c *Coordinator) Loaded() {
+	now := c.now()
+	c.loadedMs.Store(toMs(now))
+	for _, id := range c.groupIDs() {
+		g, err := c.lockGroup(id, false)
+		if err != nil || g == nil {
+			continue
+		}
+		if g.state == PreparingRebalance {
+			if d := now.Add(c.groupRebalanceTimeout(g)); g.rebalanceDeadline.Before(d) {
+				g.rebalanceDeadline = d
+			}
+		}
+		c.unlockGroup(g)
+	}
+}
+
+// loadedAt is when Loaded was called; the zero time before.
+func (c *Coordinator) loadedAt() time.Time {
+	if ms := c.loadedMs.Load(); ms != 0 {
+		return fromMs(ms)
+	}
+	return time.Time{}
 }
 
 // Close stops the coordinator, for when this broker no longer leads the

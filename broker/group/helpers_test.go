@@ -166,6 +166,7 @@ func (e *env) restart() *Coordinator {
 			e.t.Fatalf("replay %s: %v", r, err)
 		}
 	}
+	c.Loaded()
 	e.t.Cleanup(c.Close)
 	return c
 }

@@ -86,7 +86,7 @@ func (c *Coordinator) CleanupAndRebalance(ctx context.Context, groupID, topic st
 	}
 	defer c.unlockGroup(g)
 	now := c.now()
-	removed, err = c.removeStale(ctx, g, now, func(*member) time.Duration { return timeout })
+	removed, err = c.removeStale(ctx, g, now, time.Time{}, func(*member) time.Duration { return timeout })
 	if err != nil {
 		return nil, nil, err
 	}

@@ -127,7 +127,7 @@ func (c *Coordinator) StaleMembers(groupID string, timeout time.Duration) ([]Mem
 	}
 	defer c.unlockGroup(g)
 	now := c.now()
-	for _, id := range g.staleMembers(now, func(*member) time.Duration { return timeout }) {
+	for _, id := range g.staleMembers(now, time.Time{}, func(*member) time.Duration { return timeout }) {
 		out = append(out, g.members[id].public())
 	}
 	return out, nil
@@ -149,7 +149,7 @@ func (c *Coordinator) RemoveStaleMembers(ctx context.Context, groupID string, ti
 		return []Member{}, err
 	}
 	defer c.unlockGroup(g)
-	removed, err := c.removeStale(ctx, g, c.now(), func(*member) time.Duration { return timeout })
+	removed, err := c.removeStale(ctx, g, c.now(), time.Time{}, func(*member) time.Duration { return timeout })
 	if err != nil {
 		return nil, err
 	}
@@ -157,21 +157,27 @@ func (c *Coordinator) RemoveStaleMembers(ctx context.Context, groupID string, ti
 }
 
 // staleMembers returns, sorted, the ids of members not seen within their
-// timeout and not waiting in a join.
-func (g *group) staleMembers(now time.Time, timeout func(*member) time.Duration) []string {
+// timeout and not waiting in a join. A member's time runs from when it was
+// last seen, or from since when that is later (see Coordinator.Loaded).
+func (g *group) staleMembers(now, since time.Time, timeout func(*member) time.Duration) []string {
 	var ids []string
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
-		if g.joins[id] == nil && now.Sub(m.lastSeen) > timeout(m) {
+		seen := m.lastSeen
+		if seen.Before(since) {
+			seen = since
+		}
+		if g.joins[id] == nil && now.Sub(seen) > timeout(m) {
 			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
-// removeStale removes stale members and returns them, sorted.
-func (c *Coordinator) removeStale(ctx context.Context, g *group, now time.Time, timeout func(*member) time.Duration) ([]Member, error) {
-	ids := g.staleMembers(now, timeout)
+// removeStale removes stale members (see staleMembers) and returns them,
+// sorted.
+func (c *Coordinator) removeStale(ctx context.Context, g *group, now, since time.Time, timeout func(*member) time.Duration) ([]Member, error) {
+	ids := g.staleMembers(now, since, timeout)
 	removed := make([]Member, 0, len(ids))
 	for _, id := range ids {
 		removed = append(removed, g.members[id].public())
