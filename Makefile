@@ -4,6 +4,12 @@
 BROKER_IMG ?= kairolog/broker:dev
 OPERATOR_IMG ?= kairolog/operator:dev
 
+# Labels and creation time of the images `make images` builds; the same
+# sources, revision and SOURCE_DATE_EPOCH give the same digests.
+IMAGE_VERSION ?= dev
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+IMAGES_DIR ?= $(LOCALBIN)/images
+
 # Go build settings shared with the Dockerfile (a test keeps them identical).
 GO_BUILD_ENV := CGO_ENABLED=0
 GO_BUILD_FLAGS := -trimpath -ldflags "-s -w"
@@ -87,6 +93,15 @@ build: ## Build bin/manager, bin/broker, bin/kairoctl and bin/kairo-local.
 	$(GO_BUILD_ENV) go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/broker ./cmd/broker
 	$(GO_BUILD_ENV) go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/kairoctl ./cmd/kairoctl
 	@if [ -d cmd/kairo-local ]; then $(GO_BUILD_ENV) go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/kairo-local ./cmd/kairo-local; fi
+
+.PHONY: images
+images: build ## Build the kairolog/broker and kairolog/operator OCI images without a container engine: bin/images/oci (OCI layout) and bin/images/kairolog-images.tar.
+	go run ./hack/images build --bin $(LOCALBIN) --out $(IMAGES_DIR) --broker $(BROKER_IMG) --operator $(OPERATOR_IMG) --version $(IMAGE_VERSION) --revision $(IMAGE_REVISION)
+
+.PHONY: images-push
+images-push: ## Push the images of bin/images/oci to $(REGISTRY) as $(REGISTRY)/broker and $(REGISTRY)/operator (credentials of ~/.docker/config.json).
+	@test -n "$(REGISTRY)" || { echo "set REGISTRY, e.g. make images-push REGISTRY=ghcr.io/acme" >&2; exit 1; }
+	go run ./hack/images push --layout $(IMAGES_DIR)/oci --to $(REGISTRY)
 
 .PHONY: run-broker
 run-broker: ## Run a single-node broker on :8080 with ./data.
