@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -79,6 +80,10 @@ type demoRun struct {
 	cluster *localcluster.Cluster
 	env     []string // for helm and kubectl: KUBECONFIG, helm's own dirs
 	logDir  string
+	// forwardPort is the local port of the round's port-forward, and
+	// heldPort what held --local-port when it was taken ("" if free).
+	forwardPort int
+	heldPort    string
 }
 
 func demo(args []string) error {
@@ -272,6 +277,12 @@ func (d *demoRun) printNext(t roundTarget, fetched string) {
 	if group == "" {
 		group = "demo"
 	}
+	forward, local := fmt.Sprintf("svc/%s %d", t.service, d.o.localPort), strconv.Itoa(d.o.localPort)
+	if d.heldPort != "" {
+		// The user's own port-forward would fail the same way.
+		forward, local = fmt.Sprintf("svc/%s %d:%d", t.service, d.forwardPort, d.o.localPort), strconv.Itoa(d.forwardPort)
+		fmt.Fprintf(d.out, "\nLocal port %d is held by %s, so the commands below forward %d.\n", d.o.localPort, d.heldPort, d.forwardPort)
+	}
 	fmt.Fprintf(d.out, `
 KairoLog is running (up in %.0fs): %q went in and came back out.
 
@@ -283,9 +294,9 @@ Try it from another shell (a third one for the commands after port-forward):
   kubectl get kc,kt,kcg
 
   # the brokers' HTTP API, as on any cluster
-  kubectl port-forward svc/%s 8080
-  curl -s -X POST localhost:8080/produce -d '{"topic":"%s","partition":0,"message":"hello"}'
-  curl -s 'localhost:8080/fetch?topic=%s&partition=0&offset=0'
+  kubectl port-forward %s
+  curl -s -X POST localhost:%s/produce -d '{"topic":"%s","partition":0,"message":"hello"}'
+  curl -s 'localhost:%s/fetch?topic=%s&partition=0&offset=0'
 
   # consume as a member of the group (Ctrl-C leaves it); meanwhile its
   # members and lag show in the ConsumerGroup (refreshed every 30 s)
@@ -295,7 +306,7 @@ Try it from another shell (a third one for the commands after port-forward):
   kubectl logs %s-0; bin/helm list -A   # the operator is the chart's release %s
 
 Logs of the control plane and the node: %s
-`, time.Since(d.began).Seconds(), fetched, kubeconfig, t.service, t.topic, t.topic, t.topic, group, group,
+`, time.Since(d.began).Seconds(), fetched, kubeconfig, forward, local, t.topic, local, t.topic, t.topic, group, group,
 		t.service, demoRelease, d.logDir)
 }
 

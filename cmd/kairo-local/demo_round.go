@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kairolog/kairolog/internal/localcluster"
 	"github.com/kairolog/kairolog/internal/localcluster/childproc"
 )
 
@@ -33,9 +34,15 @@ func (d *demoRun) round(ctx context.Context, t roundTarget) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(d.out, "          (port %d is taken on this machine; the demo forwards %d instead)\n", port, free)
+		holder := localcluster.PortHolder(port)
+		if holder == "" {
+			holder = "another process"
+		}
+		fmt.Fprintf(d.out, "          (local port %d is taken on this machine by %s; the demo forwards %d instead)\n", port, holder, free)
+		d.heldPort = holder
 		port = free
 	}
+	d.forwardPort = port
 	pf, err := d.portForward(ctx, t, port)
 	if err != nil {
 		return "", err

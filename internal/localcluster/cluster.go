@@ -189,6 +189,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		NodeName:       opts.NodeName,
 		NodeIP:         ip,
 		PodCIDR:        c.slot.podCIDR(),
+		ServiceCIDR:    c.slot.serviceCIDR(),
 		Bridge:         c.slot.bridgeName(),
 		RESTConfig:     restConfig(creds(pki.node)),
 		ServingCertPEM: pki.kubeletServing.certPEM,

@@ -10,9 +10,11 @@
 //
 // Each running cluster owns a "slot" N (an flock under the system temp
 // directory), and with it a bridge kairo-N whose address 10.244.N.1 is the
-// node's (the control plane listens there too), the pod range 10.244.N.0/24
-// and the Service range 10.96.N.0/24, routed to lo. Every pod has its own
-// network namespace on the bridge, so pods bind all interfaces as on any
-// cluster, and several clusters run side by side on one machine without
-// sharing an address or a port.
+// node's (the control plane listens there too, on ports picked free), the
+// pod range 10.244.N.0/24 and the Service range 10.96.N.0/24, served by the
+// node's service proxy from a network namespace of its own at 10.244.N.254.
+// Every pod has its own network namespace on the bridge, so pods bind all
+// interfaces as on any cluster, several clusters run side by side on one
+// machine, and nothing already listening on the machine, on any port, is in
+// their way.
 package localcluster

@@ -9,28 +9,33 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/kairolog/kairolog/internal/nodeagent"
 )
 
 // hostNetwork is the machine's side of a cluster's network: the bridge
 // kairo-N holding the node address 10.244.N.1 (pods' default gateway, and
-// where the control plane and the kubelet API listen), and a local route
-// that makes the whole Service range 10.96.N.0/24 an address of this
-// machine, so the node's service proxy can listen on any ClusterIP and pods
-// reach it through their gateway. Nothing is forwarded between interfaces
-// and no firewall rule is added: the machine's ip_forward and bridge
-// netfilter settings stay as they are.
+// where the control plane and the kubelet API listen), and a route of the
+// Service range 10.96.N.0/24 to the service proxy's own network namespace
+// on the bridge (10.244.N.254), so that `curl <ClusterIP>` works from the
+// machine as from a pod. No ClusterIP is an address of the machine, so a
+// Service port never collides with anything listening here. Nothing is
+// forwarded between interfaces and no firewall rule is added: the
+// machine's ip_forward and bridge netfilter settings stay as they are.
 //
-// Each pod's veth pair (kairo-N-<last byte of its address>) is the node
-// agent's; tearing down removes any left over too.
+// Each pod's veth pair (kairo-N-<last byte of its address>), the proxy's
+// among them, is the node agent's; tearing down removes any left over too.
 type hostNetwork struct {
 	bridge      string
 	nodeIP      net.IP
 	podCIDR     *net.IPNet
 	serviceCIDR *net.IPNet
+	proxyIP     net.IP
 }
 
 func slotNetwork(s *slot) *hostNetwork {
-	return &hostNetwork{bridge: s.bridgeName(), nodeIP: s.nodeIP(), podCIDR: s.podCIDR(), serviceCIDR: s.serviceCIDR()}
+	return &hostNetwork{bridge: s.bridgeName(), nodeIP: s.nodeIP(), podCIDR: s.podCIDR(), serviceCIDR: s.serviceCIDR(),
+		proxyIP: nodeagent.ServiceProxyIP(s.podCIDR())}
 }
 
 // ErrAddressesTaken means a slot's address ranges are already used on this
@@ -71,7 +76,7 @@ func (h *hostNetwork) checkFree() error {
 			continue
 		}
 		if h.owns(names[r.LinkIndex]) || (r.Type == unix.RTN_LOCAL && r.Dst.String() == h.serviceCIDR.String()) {
-			continue // our own, left by a crashed run: teardown removes it
+			continue // our own (or an older version's), left by a crashed run: teardown removes it
 		}
 		return fmt.Errorf("%w: route to %s via %s", ErrAddressesTaken, r.Dst, names[r.LinkIndex])
 	}
@@ -87,7 +92,7 @@ func (h *hostNetwork) owns(link string) bool {
 
 // setup removes what a crashed run on the same slot left behind, then
 // creates the bridge with the node address and routes the Service range to
-// lo.
+// the service proxy's address on it.
 func (h *hostNetwork) setup() error {
 	h.teardown()
 	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: h.bridge}}
@@ -105,27 +110,27 @@ func (h *hostNetwork) setup() error {
 	if err := netlink.LinkSetUp(link); err != nil {
 		return fmt.Errorf("set %s up: %w", h.bridge, err)
 	}
-	lo, err := netlink.LinkByName("lo")
-	if err != nil {
-		return err
-	}
-	if err := netlink.RouteReplace(h.serviceRoute(lo.Attrs().Index)); err != nil {
-		return fmt.Errorf("route %s to lo: %w", h.serviceCIDR, err)
+	route := &netlink.Route{Dst: h.serviceCIDR, Gw: h.proxyIP, LinkIndex: link.Attrs().Index}
+	if err := netlink.RouteReplace(route); err != nil {
+		return fmt.Errorf("route %s via %s: %w", h.serviceCIDR, h.proxyIP, err)
 	}
 	return nil
 }
 
-// serviceRoute is `ip route add local <serviceCIDR> dev lo`.
-func (h *hostNetwork) serviceRoute(lo int) *netlink.Route {
+// oldServiceRoute is `ip route add local <serviceCIDR> dev lo`, how earlier
+// versions served the Service range; teardown removes one a crashed run of
+// them left.
+func (h *hostNetwork) oldServiceRoute(lo int) *netlink.Route {
 	return &netlink.Route{
 		Dst: h.serviceCIDR, LinkIndex: lo, Table: unix.RT_TABLE_LOCAL,
 		Type: unix.RTN_LOCAL, Scope: netlink.SCOPE_HOST, Protocol: unix.RTPROT_BOOT,
 	}
 }
 
-// teardown removes the bridge, any veth named after it and the Service
-// route; what is already gone is skipped. Pod namespaces need no cleaning:
-// nothing pins them once their processes and the node are gone.
+// teardown removes the bridge (and with it the Service route through it)
+// and any veth named after it; what is already gone is skipped. Pod
+// namespaces need no cleaning: nothing pins them once their processes and
+// the node are gone.
 func (h *hostNetwork) teardown() {
 	if links, err := netlink.LinkList(); err == nil || errors.Is(err, netlink.ErrDumpInterrupted) {
 		for _, l := range links {
@@ -138,7 +143,7 @@ func (h *hostNetwork) teardown() {
 		_ = netlink.LinkDel(l)
 	}
 	if lo, err := netlink.LinkByName("lo"); err == nil {
-		_ = netlink.RouteDel(h.serviceRoute(lo.Attrs().Index))
+		_ = netlink.RouteDel(h.oldServiceRoute(lo.Attrs().Index))
 	}
 }
 

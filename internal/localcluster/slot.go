@@ -86,7 +86,7 @@ func (s *slot) podCIDR() *net.IPNet {
 }
 
 // serviceCIDR is handed to kube-apiserver as --service-cluster-ip-range and
-// routed to the node's lo, where the service proxy listens.
+// routed to the service proxy's network namespace on the bridge.
 func (s *slot) serviceCIDR() *net.IPNet {
 	return &net.IPNet{IP: net.IPv4(10, 96, byte(s.n), 0).To4(), Mask: net.CIDRMask(24, 32)}
 }

@@ -128,6 +128,14 @@ func TestSmoke(t *testing.T) {
 		w = brokerWorkload(b)
 	}
 
+	// A development server on *:8080, as on many a developer's machine:
+	// the pods and the Services on port 8080 must not need that port here.
+	if l, err := net.Listen("tcp", ":8080"); err == nil {
+		defer l.Close()
+	} else {
+		t.Logf("port 8080 is held already: %s", PortHolder(8080))
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	began := time.Now()

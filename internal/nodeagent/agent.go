@@ -53,6 +53,11 @@ type Config struct {
 	PodCIDR *net.IPNet
 	// Bridge is the existing bridge each pod's veth pair is attached to.
 	Bridge string
+	// ServiceCIDR is the Service range (kube-apiserver's
+	// --service-cluster-ip-range). The service proxy serves it from a
+	// network namespace of its own at ServiceProxyIP(PodCIDR); whoever runs
+	// the node routes the range there for the machine itself.
+	ServiceCIDR *net.IPNet
 	// KubeletPort is the kubelet API port; 0 picks a free one.
 	KubeletPort int
 	// RESTConfig authenticates as the node (system:node:<NodeName>).
@@ -97,8 +102,8 @@ type Agent struct {
 
 // New checks cfg and prepares the node; Run starts it.
 func New(cfg Config) (*Agent, error) {
-	if cfg.NodeName == "" || cfg.NodeIP == nil || cfg.PodCIDR == nil || cfg.Bridge == "" || cfg.RESTConfig == nil || cfg.StateDir == "" {
-		return nil, errors.New("nodeagent: NodeName, NodeIP, PodCIDR, Bridge, RESTConfig and StateDir are required")
+	if cfg.NodeName == "" || cfg.NodeIP == nil || cfg.PodCIDR == nil || cfg.ServiceCIDR == nil || cfg.Bridge == "" || cfg.RESTConfig == nil || cfg.StateDir == "" {
+		return nil, errors.New("nodeagent: NodeName, NodeIP, PodCIDR, ServiceCIDR, Bridge, RESTConfig and StateDir are required")
 	}
 	if cfg.ClusterDomain == "" {
 		cfg.ClusterDomain = "cluster.local"
@@ -173,18 +178,26 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.cfg.NodeName})
 
-	network, err := newPodNetwork(a.cfg.Bridge, a.cfg.NodeIP, a.cfg.PodCIDR)
+	network, err := newPodNetwork(a.cfg.Bridge, a.cfg.NodeIP, a.cfg.PodCIDR, a.cfg.ServiceCIDR)
 	if err != nil {
 		return err
 	}
+	proxyNS, err := network.attachServiceProxy()
+	if err != nil {
+		return err
+	}
+	defer proxyNS.close()
 	deps := &runtimeDeps{
-		network:     network,
-		images:      a.cfg.Images,
-		src:         apiSource{client: a.client, services: serviceInformer.Lister()},
-		recorder:    recorder,
-		hostsFor:    a.hostsFor,
-		nodeIP:      a.cfg.NodeIP.String(),
-		nameserver:  a.cfg.NodeIP.String(),
+		network:  network,
+		images:   a.cfg.Images,
+		src:      apiSource{client: a.client, services: serviceInformer.Lister()},
+		recorder: recorder,
+		hostsFor: a.hostsFor,
+		nodeIP:   a.cfg.NodeIP.String(),
+		// Nothing listens on port 53 there, and an answer from the pod's
+		// own lo is not rate-limited as ICMP errors from the node are:
+		// a name outside the hosts file fails at once, "connection refused".
+		nameserver:  "127.0.0.1",
 		domain:      a.cfg.ClusterDomain,
 		log:         log,
 		backoffBase: a.cfg.RestartBackoff,
@@ -196,7 +209,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if cidrBits != 32 {
 		return fmt.Errorf("nodeagent: pod CIDR %s is not IPv4", a.cfg.PodCIDR)
 	}
-	a.provider = newProvider(deps, newIPPool(a.cfg.PodCIDR, a.cfg.NodeIP), podsDir, a.client, a.signalNames)
+	a.provider = newProvider(deps, newIPPool(a.cfg.PodCIDR, a.cfg.NodeIP, network.proxy), podsDir, a.client, a.signalNames)
 
 	nodeController, err := node.NewNodeController(node.NaiveNodeProvider{},
 		nodeObject(a.cfg.NodeName, a.cfg.NodeIP, a.cfg.PodCIDR, a.cfg.KubeletPort), a.client.CoreV1().Nodes(),
@@ -243,7 +256,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Node authorizer allows.
 	go serviceInformer.Informer().Run(ctx.Done())
 
-	proxy := newServiceProxy(log, a.cfg.APIServer)
+	proxy := newServiceProxy(log, a.cfg.APIServer, proxyNS)
 	proxyChanged := make(chan struct{}, 1)
 	wg.Add(2)
 	go func() {

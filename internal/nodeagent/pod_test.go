@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,7 +133,10 @@ func startPod(t *testing.T, pod *corev1.Pod, src *fakeSource) *testPod {
 	if src == nil {
 		src = newFakeSource()
 	}
-	ip := freeLoopback(t, 8080)
+	// Each pod on a bridge of its own: nothing it binds is on the machine.
+	network := testBridge(t)
+	gw := network.gateway.To4()
+	ip := net.IPv4(gw[0], gw[1], gw[2], 2)
 	tp := &testPod{t: t, events: &eventLog{}, src: src}
 	deps := &runtimeDeps{
 		images:      ImageMap{"kairolog/broker": {Binary: bin, Volumes: []string{"/var/lib/kairolog"}}},
@@ -140,8 +144,9 @@ func startPod(t *testing.T, pod *corev1.Pod, src *fakeSource) *testPod {
 		recorder:    tp.events,
 		notify:      func(p *corev1.Pod) { tp.mu.Lock(); tp.last = p; tp.mu.Unlock() },
 		hostsFor:    func(p *corev1.Pod, ip string) []byte { return renderHosts(p, ip, nil, nil, "cluster.local") },
-		nodeIP:      "127.0.0.1",
-		nameserver:  ip.String(), // nothing listens on :53 there
+		network:     network,
+		nodeIP:      network.gateway.String(),
+		nameserver:  "127.0.0.1",
 		domain:      "cluster.local",
 		log:         slog.New(slog.DiscardHandler),
 		backoffBase: 300 * time.Millisecond,
@@ -157,6 +162,7 @@ func startPod(t *testing.T, pod *corev1.Pod, src *fakeSource) *testPod {
 		case <-time.After(10 * time.Second):
 			t.Error("pod did not stop")
 		}
+		tp.pr.releaseNetwork()
 	})
 	return tp
 }

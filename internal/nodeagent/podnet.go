@@ -30,19 +30,43 @@ type podNetwork struct {
 	bridge  string     // the node's bridge, created by whoever runs the node
 	gateway net.IP     // the bridge's address
 	mask    net.IPMask // of the pod range
+	// services is the Service range and proxy the address of the service
+	// proxy's namespace on the bridge; every pod routes the range there
+	// directly, so that no packet has to be forwarded by the node. Both
+	// are nil when the node has no service proxy namespace.
+	services *net.IPNet
+	proxy    net.IP
 }
 
 // maxIfName is the kernel's limit on interface names (IFNAMSIZ-1).
 const maxIfName = 15
 
-func newPodNetwork(bridge string, gateway net.IP, podCIDR *net.IPNet) (*podNetwork, error) {
+// newPodNetwork describes the pod network on bridge; services, when not
+// nil, is the Service range, served from ServiceProxyIP(podCIDR).
+func newPodNetwork(bridge string, gateway net.IP, podCIDR, services *net.IPNet) (*podNetwork, error) {
 	if len(bridge)+4 > maxIfName {
 		return nil, fmt.Errorf("bridge name %q is too long to name its ports after it", bridge)
 	}
 	if !podCIDR.Contains(gateway) {
 		return nil, fmt.Errorf("gateway %s is outside the pod range %s", gateway, podCIDR)
 	}
-	return &podNetwork{bridge: bridge, gateway: gateway, mask: podCIDR.Mask}, nil
+	n := &podNetwork{bridge: bridge, gateway: gateway, mask: podCIDR.Mask, services: services}
+	if services != nil {
+		n.proxy = ServiceProxyIP(podCIDR)
+	}
+	return n, nil
+}
+
+// ServiceProxyIP is the address of the service proxy's namespace: the last
+// usable address of the pod range (10.244.N.254 of 10.244.N.0/24), which no
+// pod gets. The machine routes the Service range there too.
+func ServiceProxyIP(podCIDR *net.IPNet) net.IP {
+	base := podCIDR.IP.To4()
+	ones, bits := podCIDR.Mask.Size()
+	last := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+	last |= 1<<(bits-ones) - 1 // broadcast
+	last--
+	return net.IPv4(byte(last>>24), byte(last>>16), byte(last>>8), byte(last)).To4()
 }
 
 // hostIfName names the node's end of a pod's veth pair after the bridge and
@@ -118,7 +142,45 @@ func (n *podNetwork) attach(ip net.IP) (_ *podNetNS, err error) {
 	if err := h.RouteAdd(&netlink.Route{LinkIndex: eth0.Attrs().Index, Gw: n.gateway}); err != nil {
 		return nil, fmt.Errorf("default route via %s: %w", n.gateway, err)
 	}
+	if n.services != nil && !ip.Equal(n.proxy) {
+		if err := h.RouteAdd(&netlink.Route{LinkIndex: eth0.Attrs().Index, Dst: n.services, Gw: n.proxy}); err != nil {
+			return nil, fmt.Errorf("route %s via %s: %w", n.services, n.proxy, err)
+		}
+	}
 	return p, nil
+}
+
+// attachServiceProxy creates the service proxy's network namespace: a pod
+// namespace at the proxy address whose lo holds the whole Service range
+// (`ip route add local <range> dev lo`), so the proxy can listen on any
+// ClusterIP there without a socket on the machine, where an unrelated
+// process may hold the same port on all addresses.
+func (n *podNetwork) attachServiceProxy() (*podNetNS, error) {
+	if n.services == nil {
+		return nil, errors.New("the node has no Service range")
+	}
+	ns, err := n.attach(n.proxy)
+	if err != nil {
+		return nil, fmt.Errorf("service proxy namespace: %w", err)
+	}
+	h, err := netlink.NewHandleAt(netns.NsHandle(int(ns.ns.Fd())))
+	if err != nil {
+		ns.close()
+		return nil, err
+	}
+	defer h.Close()
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		ns.close()
+		return nil, err
+	}
+	local := &netlink.Route{Dst: n.services, LinkIndex: lo.Attrs().Index, Table: unix.RT_TABLE_LOCAL,
+		Type: unix.RTN_LOCAL, Scope: netlink.SCOPE_HOST, Protocol: unix.RTPROT_BOOT}
+	if err := h.RouteAdd(local); err != nil {
+		ns.close()
+		return nil, fmt.Errorf("service proxy namespace: local route %s: %w", n.services, err)
+	}
+	return ns, nil
 }
 
 // file is the namespace, for a container process to join (nil for a

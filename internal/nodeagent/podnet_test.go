@@ -13,7 +13,8 @@ import (
 )
 
 // testBridge creates a bridge of its own for one test, on a range no
-// cluster uses (10.245.x.0/24), and removes it afterwards.
+// cluster uses (10.245.x.0/24, with the Service range 10.97.x.0/24), and
+// removes it afterwards.
 func testBridge(t *testing.T) *podNetwork {
 	t.Helper()
 	requireRoot(t)
@@ -40,7 +41,8 @@ func testBridge(t *testing.T) *podNetwork {
 		if err := netlink.LinkSetUp(br); err != nil {
 			t.Fatal(err)
 		}
-		n, err := newPodNetwork(name, gw, cidr)
+		services := &net.IPNet{IP: net.IPv4(10, 97, byte(x), 0).To4(), Mask: net.CIDRMask(24, 32)}
+		n, err := newPodNetwork(name, gw, cidr, services)
 		if err != nil {
 			t.Fatal(err)
 		}

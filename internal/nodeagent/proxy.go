@@ -14,13 +14,19 @@ import (
 )
 
 // serviceProxy is kube-proxy's old userspace mode: for every TCP port of
-// every Service with a ClusterIP it listens on ClusterIP:port on the node
-// (the whole Service range is routed to the node's lo, so no address has to
-// be added, and pods reach it through their default route) and forwards each
-// connection to a ready endpoint, round-robin. A Service without ready
+// every Service with a ClusterIP it listens on ClusterIP:port and forwards
+// each connection to a ready endpoint, round-robin. A Service without ready
 // endpoints resets connections, as kube-proxy's REJECT rule does.
+//
+// It listens inside a network namespace of its own (ns), whose lo holds the
+// whole Service range; pods and the machine route the range to that
+// namespace's address on the bridge. So a ClusterIP port never takes a
+// socket on the machine, and a process there listening on *:8080 does not
+// stop the Service on port 8080. Backends are dialled from the node, which
+// reaches every pod and kube-apiserver across the bridge.
 type serviceProxy struct {
 	log *slog.Logger
+	ns  *podNetNS // nil listens in the node's own namespace (unit tests)
 	// apiserver is where default/kubernetes forwards: that Service has no
 	// selector, and the pod-based view of serviceEndpoints cannot see the
 	// Endpoints kube-apiserver publishes for itself.
@@ -37,8 +43,8 @@ type proxyListener struct {
 	service string
 }
 
-func newServiceProxy(log *slog.Logger, apiserver string) *serviceProxy {
-	return &serviceProxy{log: log, apiserver: apiserver,
+func newServiceProxy(log *slog.Logger, apiserver string, ns *podNetNS) *serviceProxy {
+	return &serviceProxy{log: log, apiserver: apiserver, ns: ns,
 		listeners: map[string]*proxyListener{}, backends: map[string][]string{}, next: map[string]int{}}
 }
 
@@ -110,7 +116,8 @@ func (p *serviceProxy) sync(svcs []*corev1.Service, pods []*corev1.Pod) {
 		if _, ok := p.listeners[front]; ok {
 			continue
 		}
-		l, err := net.Listen("tcp", front)
+		var l net.Listener
+		err := p.ns.do(func() (err error) { l, err = net.Listen("tcp", front); return err })
 		if err != nil {
 			p.log.Error("Failed to open service port", "service", names[front], "address", front, "err", err)
 			continue

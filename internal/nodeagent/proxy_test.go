@@ -1,13 +1,12 @@
 package nodeagent
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,22 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
-
-// freeLoopback returns a random 127.x.y.z address where nothing listens on
-// port, so tests can run beside other clusters on the machine.
-func freeLoopback(t *testing.T, port int) net.IP {
-	t.Helper()
-	for range 50 {
-		ip := net.IPv4(127, byte(3+rand.IntN(240)), byte(rand.IntN(256)), byte(2+rand.IntN(250))).To4()
-		l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
-		if err == nil {
-			_ = l.Close()
-			return ip
-		}
-	}
-	t.Fatal("no free loopback address")
-	return nil
-}
 
 // backend serves its name over HTTP on a fresh loopback port.
 func backend(t *testing.T, name string) (ip string, port int) {
@@ -56,9 +39,29 @@ func get(url string) (string, error) {
 	return string(b), err
 }
 
+// TestServiceProxy runs the proxy in its namespace on a test bridge and
+// connects from a pod, while a process on the machine holds the Service's
+// port on every address (as a development server on *:8080 would).
 func TestServiceProxy(t *testing.T) {
-	const svcPort = 18080
-	clusterIP := freeLoopback(t, svcPort).String()
+	const svcPort = 8080
+	n := testBridge(t)
+	if l, err := net.Listen("tcp", fmt.Sprintf(":%d", svcPort)); err == nil {
+		t.Cleanup(func() { _ = l.Close() })
+	} // else something on the machine holds it already, which is the point
+	proxyNS, err := n.attachServiceProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxyNS.close()
+	base := n.gateway.To4()
+	client, err := n.attach(net.IPv4(base[0], base[1], base[2], 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.close()
+	get := func(url string) (string, error) { return getIn(client, url) }
+	svcBase := n.services.IP.To4()
+	clusterIP := net.IPv4(svcBase[0], svcBase[1], svcBase[2], 20).String()
 	ipA, portA := backend(t, "a")
 	ipB, portB := backend(t, "b")
 	pod := func(name, ip string, port int, ready bool) *corev1.Pod {
@@ -71,7 +74,7 @@ func TestServiceProxy(t *testing.T) {
 		Spec: corev1.ServiceSpec{ClusterIP: clusterIP, Selector: map[string]string{"app": "kairo"},
 			Ports: []corev1.ServicePort{{Port: svcPort, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}}},
 	}
-	p := newServiceProxy(slog.New(slog.DiscardHandler), "")
+	p := newServiceProxy(slog.New(slog.DiscardHandler), "", proxyNS)
 	defer p.close()
 	url := fmt.Sprintf("http://%s:%d/", clusterIP, svcPort)
 
@@ -108,10 +111,34 @@ func TestServiceProxy(t *testing.T) {
 
 	// The Service is deleted: its port closes.
 	p.sync(nil, nil)
-	if c, err := net.DialTimeout("tcp", fmt.Sprintf("%s:%d", clusterIP, svcPort), time.Second); err == nil {
+	var c net.Conn
+	if err := client.do(func() (err error) {
+		c, err = net.DialTimeout("tcp", fmt.Sprintf("%s:%d", clusterIP, svcPort), time.Second)
+		return err
+	}); err == nil {
 		_ = c.Close()
 		t.Fatal("deleted Service still listens")
 	}
+}
+
+// getIn is get from inside a pod's network namespace.
+func getIn(ns *podNetNS, url string) (string, error) {
+	dial := func(ctx context.Context, network, addr string) (c net.Conn, err error) {
+		err = ns.do(func() error {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
+	}
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: dial}}
+	resp, err := hc.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }
 
 func TestProxyTableKubernetesService(t *testing.T) {
