@@ -4,8 +4,9 @@
 //	go run ./hack/images build --bin bin --out bin/images
 //	go run ./hack/images push --layout bin/images/oci --to registry.example.com/team
 //
-// build writes <out>/oci (an OCI image layout) and <out>/kairolog-images.tar
-// (a `docker save` archive for `docker load` or `kind load image-archive`),
+// build writes <out>/oci (an OCI image layout) and <out>/broker.tar and
+// <out>/operator.tar (`docker save` archives for `docker load` or `kind load
+// image-archive`),
 // and prints each image's digest and size. push copies every image of the
 // layout to <to>/<name>:<tag> ("registry.example.com/team/broker:dev"),
 // with the credentials of ~/.docker/config.json.
@@ -19,6 +20,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -51,7 +53,7 @@ func main() {
 func build(args []string) error {
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
 	bin := fs.String("bin", "bin", "directory holding broker, kairoctl and manager (make build)")
-	out := fs.String("out", "bin/images", "output directory: oci/ (OCI layout) and kairolog-images.tar")
+	out := fs.String("out", "bin/images", "output directory: oci/ (OCI layout), broker.tar and operator.tar")
 	broker := fs.String("broker", "kairolog/broker:dev", "reference of the broker image")
 	operator := fs.String("operator", "kairolog/operator:dev", "reference of the operator image")
 	version := fs.String("version", "dev", "org.opencontainers.image.version label")
@@ -92,9 +94,13 @@ func build(args []string) error {
 	if err := imagebuild.WriteLayout(layoutDir, images); err != nil {
 		return err
 	}
-	archive := filepath.Join(*out, "kairolog-images.tar")
-	if err := imagebuild.WriteArchive(archive, images); err != nil {
-		return err
+	var archives []string
+	for _, t := range images {
+		archive := filepath.Join(*out, path.Base(t.Ref.RepositoryStr())+".tar")
+		if err := imagebuild.WriteArchive(archive, t); err != nil {
+			return err
+		}
+		archives = append(archives, archive)
 	}
 	for _, t := range images {
 		digest, err := t.Image.Digest()
@@ -107,7 +113,7 @@ func build(args []string) error {
 		}
 		fmt.Printf("%-32s %s  %5.1f MiB compressed\n", t.Ref.Name(), digest, float64(size)/(1<<20))
 	}
-	fmt.Printf("wrote %s and %s in %.1fs\n", layoutDir, archive, time.Since(began).Seconds())
+	fmt.Printf("wrote %s and %s in %.1fs\n", layoutDir, strings.Join(archives, ", "), time.Since(began).Seconds())
 	return nil
 }
 

@@ -34,22 +34,29 @@ func WriteLayout(dir string, images []Tagged) error {
 		return err
 	}
 	for _, t := range images {
-		if err := p.AppendImage(t.Image, layout.WithAnnotations(map[string]string{RefNameAnnotation: t.Ref.Name()})); err != nil {
+		if err := p.AppendImage(t.Image, layout.WithAnnotations(map[string]string{RefNameAnnotation: FullName(t.Ref)})); err != nil {
 			return fmt.Errorf("%s: %w", t.Ref, err)
 		}
 	}
 	return nil
 }
 
-// WriteArchive writes images to path as one `docker save` archive, the
-// format `docker load`, `kind load image-archive` and `ctr images import`
-// read.
-func WriteArchive(path string, images []Tagged) error {
-	m := map[name.Tag]v1.Image{}
-	for _, t := range images {
-		m[t.Ref] = t.Image
+// FullName spells a tag as containerd and the kubelet do, Docker Hub as
+// docker.io: "docker.io/kairolog/broker:dev".
+func FullName(t name.Tag) string {
+	reg := t.RegistryStr()
+	if reg == name.DefaultRegistry {
+		reg = "docker.io"
 	}
-	return tarball.MultiWriteToFile(path, m)
+	return reg + "/" + t.RepositoryStr() + ":" + t.TagStr()
+}
+
+// WriteArchive writes one image to path as a `docker save` archive, the
+// format `docker load`, `kind load image-archive` and `ctr images import`
+// read. One image per archive: go-containerregistry writes several in map
+// order, which would make the archive's bytes vary between builds.
+func WriteArchive(path string, image Tagged) error {
+	return tarball.WriteToFile(path, image.Ref, image.Image)
 }
 
 // ReadLayout returns the images of an OCI layout by their reference

@@ -4,10 +4,16 @@
 //
 // A pod gets its own network namespace, attached by a veth pair to the
 // node's bridge, with an address from the pod range (reported as
-// status.podIP), and a private mount and UTS namespace per container, in
-// which its volumes, a generated /etc/hosts and a resolver configuration are
-// bind-mounted and its host name is set. Container images map to binaries
-// built from this repository (see ImageMap). Probes, restart policy, the
+// status.podIP). Images are pulled from a registry as a kubelet's runtime
+// pulls them (imagePullPolicy, ErrImagePull and ImagePullBackOff, the
+// digest as imageID; package imagestore), and each container runs its
+// image's entrypoint in private mount, UTS and PID namespaces, pivoted into
+// the image's root filesystem under a writable layer of its own, with its
+// volumes, a generated /etc/hosts and resolver configuration mounted in it,
+// as the user and with the capabilities its securityContext asks for
+// (fsGroup applied to its volumes, a read-only root, no_new_privs). Mapping
+// images to binaries of this machine (ImageMap) is a developer fallback.
+// Probes, restart policy, the
 // downward API, ConfigMap/Secret/projected service-account token volumes and
 // PVCs behave as with a kubelet, and the kubelet API serves `kubectl logs`,
 // `kubectl exec` and `kubectl port-forward` (which dials localhost inside the
@@ -40,6 +46,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/kairolog/kairolog/internal/imagestore"
 )
 
 // Config describes the node.
@@ -72,7 +80,14 @@ type Config struct {
 	// APIServer is the host:port of kube-apiserver, where the
 	// default/kubernetes Service forwards.
 	APIServer string
-	// Images maps images to binaries.
+	// ImageMirrors maps a registry host of image references ("docker.io")
+	// to the registry that serves it ("127.0.0.1:41234"), as containerd's
+	// registry mirrors. Images are pulled, cached by digest and unpacked
+	// under StateDir/images.
+	ImageMirrors map[string]string
+	// Images maps image repositories to binaries of this machine instead of
+	// pulling them: the developer fallback (kairo-local --binary-images).
+	// Nil pulls every image.
 	Images ImageMap
 	// StateDir holds the pods' sandboxes, logs and volumes.
 	StateDir string
@@ -150,6 +165,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := os.MkdirAll(podsDir, 0o755); err != nil {
 		return err
 	}
+	store, err := imagestore.Open(imagestore.Config{Dir: filepath.Join(a.cfg.StateDir, "images"), Mirrors: a.cfg.ImageMirrors})
+	if err != nil {
+		return err
+	}
 
 	podFactory := informers.NewSharedInformerFactoryWithOptions(a.client, time.Minute, nodeutil.PodInformerFilter(a.cfg.NodeName))
 	clusterFactory := informers.NewSharedInformerFactory(a.client, time.Minute)
@@ -188,6 +207,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer proxyNS.close()
 	deps := &runtimeDeps{
+		store:    store,
 		network:  network,
 		images:   a.cfg.Images,
 		src:      apiSource{client: a.client, services: serviceInformer.Lister()},

@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,28 +39,32 @@ type containerRuntime struct {
 	succeeded   bool
 	containerID string
 	imageID     string
-	image       Image    // of the current run
-	env         []string // of the current run, for exec
+	imageRef    string         // the image as the node resolved it, for the status
+	image       containerImage // of the current run
+	env         []string       // of the current run, for exec
+	user        *containerUser // of the current run, for exec (nil: the node's)
 	logPath     string
 	runDone     chan struct{} // closed when the current run's process exits
 	proc        *childproc.Process
 	kill        chan string // a liveness failure asks the run to stop
 	backoff     backoff
+	pullBackoff backoff
 }
 
 func newContainerRuntime(pr *podRuntime, spec corev1.Container, isInit bool) *containerRuntime {
 	return &containerRuntime{
 		pod: pr, spec: spec, isInit: isInit,
-		state:   corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
-		kill:    make(chan string, 1),
-		backoff: backoff{base: pr.deps.backoffBase},
+		state:       corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+		kill:        make(chan string, 1),
+		backoff:     backoff{base: pr.deps.backoffBase},
+		pullBackoff: backoff{base: pr.deps.backoffBase},
 	}
 }
 
 func (c *containerRuntime) view() containerView {
 	return containerView{
 		spec: c.spec, state: c.state, lastState: c.lastState, restarts: c.restarts,
-		ready: c.ready, started: c.started, containerID: c.containerID, imageID: c.imageID,
+		ready: c.ready, started: c.started, containerID: c.containerID, imageID: c.imageID, imageRef: c.imageRef,
 		willRestart: c.willRestart, everStarted: c.everStarted, successfully: c.succeeded,
 	}
 }
@@ -81,14 +86,24 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 func (c *containerRuntime) run(ctx context.Context) bool {
 	policy := c.pod.spec().Spec.RestartPolicy
 	for {
-		img, err := c.pod.deps.images.Resolve(c.spec.Image)
-		if err != nil {
-			if !c.waitForImage(ctx, err) {
+		img, ok := c.acquireImage(ctx)
+		if !ok {
+			return false
+		}
+		exit, err := c.runOnce(ctx, img)
+		var cfgErr *configError
+		if errors.As(err, &cfgErr) {
+			// Nothing ran: the kubelet keeps the container waiting and
+			// tries again at its next sync, without counting a restart.
+			c.pod.setWaiting(c, "CreateContainerConfigError", err.Error())
+			c.pod.event(corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
+			select {
+			case <-ctx.Done():
 				return false
+			case <-time.After(max(c.pullBackoff.base, time.Second)):
 			}
 			continue
 		}
-		exit, err := c.runOnce(ctx, img)
 		if err != nil {
 			c.pod.setWaiting(c, "CreateContainerError", err.Error())
 			c.pod.event(corev1.EventTypeWarning, "Failed", fmt.Sprintf("Error: %v", err))
@@ -126,38 +141,9 @@ func (c *containerRuntime) run(ctx context.Context) bool {
 	}
 }
 
-// waitForImage reports an image that cannot be "pulled" the way the kubelet
-// does (ErrImagePull, then ImagePullBackOff) and waits before trying again:
-// the binary may simply not be built yet.
-func (c *containerRuntime) waitForImage(ctx context.Context, err error) bool {
-	c.pod.setWaiting(c, "ErrImagePull", err.Error())
-	c.pod.event(corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.spec.Image, err))
-	c.pod.event(corev1.EventTypeWarning, "Failed", "Error: ErrImagePull")
-	delay := c.backoff.next()
-	if delay == 0 {
-		delay = time.Second
-	}
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(delay / 2):
-	}
-	c.pod.setWaiting(c, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", c.spec.Image))
-	c.pod.event(corev1.EventTypeNormal, "BackOff", fmt.Sprintf("Back-off pulling image %q", c.spec.Image))
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(delay / 2):
-		return true
-	}
-}
-
 // runOnce starts one run of the container and waits for it to exit.
-func (c *containerRuntime) runOnce(ctx context.Context, img Image) (int32, error) {
+func (c *containerRuntime) runOnce(ctx context.Context, img containerImage) (int32, error) {
 	pr := c.pod
-	bin := img.Binary
-	c.pod.event(corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine (%s)", c.spec.Image, bin))
-
 	proc, runDone, err := c.start(ctx, img)
 	if err != nil {
 		return 0, err
@@ -175,7 +161,10 @@ func (c *containerRuntime) runOnce(ctx context.Context, img Image) (int32, error
 		}
 		c.state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: startedAt}}
 		c.containerID = "process://" + strconv.Itoa(proc.Pid())
-		c.imageID = "kairo-local://" + bin
+		c.imageID = img.id()
+		if img.pulled != nil {
+			c.imageRef = img.pulled.Ref
+		}
 		c.started = !hasStartup
 		c.ready = !c.isInit && c.spec.ReadinessProbe == nil && c.started
 		c.proc = proc
@@ -237,26 +226,13 @@ func exitStatus(ps *os.ProcessState) (int32, string) {
 
 // start prepares the init spec and starts the process; runDone closes
 // once its output has been drained into the log.
-func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Process, chan struct{}, error) {
-	bin := img.Binary
+func (c *containerRuntime) start(ctx context.Context, img containerImage) (*childproc.Process, chan struct{}, error) {
 	pr := c.pod
 	// The pod as reported, so that status.podIP and status.hostIP resolve.
 	pod := pr.snapshot()
 	env, order, err := containerEnv(ctx, pod, &c.spec, pr.deps.src)
 	if err != nil {
 		return nil, nil, err
-	}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	argv0 := bin
-	var args []string
-	if len(c.spec.Command) > 0 {
-		argv0 = c.spec.Command[0]
-		for _, a := range c.spec.Command[1:] {
-			args = append(args, expand(a, lookup))
-		}
-	}
-	for _, a := range c.spec.Args {
-		args = append(args, expand(a, lookup))
 	}
 	mounts, err := pr.volumes.mounts(&c.spec)
 	if err != nil {
@@ -266,33 +242,23 @@ func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Pro
 		{Source: pr.hostsPath(), Target: "/etc/hosts"},
 		{Source: pr.resolvPath(), Target: "/etc/resolv.conf"},
 	}
-	for _, v := range img.Volumes {
-		if mountedAt(mounts, v) {
-			continue
-		}
-		dir := filepath.Join(pr.dir, "image-volumes", c.spec.Name, strings.ReplaceAll(strings.Trim(v, "/"), "/", "_"))
-		if err := os.MkdirAll(dir, 0o777); err != nil {
-			return nil, nil, err
-		}
-		system = append(system, hostMount{Source: dir, Target: v})
+	var spec podInitSpec
+	if img.pulled != nil {
+		spec, err = c.imageSpec(pod, img.pulled, env, order, append(system, mounts...))
+	} else {
+		spec, err = c.binarySpec(*img.binary, env, order, append(system, mounts...))
 	}
-	mounts = sortMounts(append(system, mounts...))
-	workDir := c.spec.WorkingDir
-	if workDir == "" {
-		workDir = img.WorkingDir
+	if err != nil {
+		return nil, nil, err
 	}
-	if workDir == "" {
-		// Stands in for the image's writable layer, so a relative path
-		// never lands in the node's own working directory.
-		workDir = filepath.Join(pr.dir, "rootfs", c.spec.Name)
-	}
-	spec := podInitSpec{
-		Hostname: podHostname(pod), Mounts: mounts, WorkingDir: workDir,
-		Path: bin, Args: append([]string{argv0}, args...), Env: withImageEnv(img.Env, env, order),
-	}
-	// A pod has its own network and UTS namespaces unless it asks for the
-	// node's (hostNetwork), as with a kubelet.
+	spec.Hostname = podHostname(pod)
+	// A pod has its own network, UTS and PID namespaces unless it asks for
+	// the node's (hostNetwork, hostPID), as with a kubelet.
 	unshare := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS)
+	var clone uintptr
+	if spec.Root != nil && !pod.Spec.HostPID {
+		clone = syscall.CLONE_NEWPID
+	}
 	var extraFiles []*os.File
 	if pod.Spec.HostNetwork {
 		unshare = syscall.CLONE_NEWNS
@@ -339,7 +305,7 @@ func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Pro
 	cmd.Env = []string{podInitEnv + "=" + specPath}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.ExtraFiles = extraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare, Cloneflags: clone}
 	proc, err := childproc.StartProcess(pr.key+"/"+c.spec.Name, cmd)
 	// The child holds its own copies; ours must close so EOF means "exited".
 	_ = outW.Close()
@@ -373,6 +339,7 @@ func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Pro
 		c.logPath = logPath
 		c.image = img
 		c.env = spec.Env
+		c.user = spec.User
 	})
 	return proc, runDone, nil
 }
@@ -381,7 +348,9 @@ func (c *containerRuntime) start(ctx context.Context, img Image) (*childproc.Pro
 // run, until ctx ends.
 func (c *containerRuntime) probe(ctx context.Context, pid int) {
 	pr := c.pod
-	target := probeTarget{podIP: pr.ip, ports: c.spec.Ports, pid: pid}
+	pr.mu.Lock()
+	target := probeTarget{podIP: pr.ip, ports: c.spec.Ports, pid: pid, env: c.env, user: c.user}
+	pr.mu.Unlock()
 	sleep := func(d time.Duration) bool {
 		select {
 		case <-ctx.Done():

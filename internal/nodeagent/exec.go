@@ -13,11 +13,13 @@ import (
 )
 
 // containerExec serves /exec/{namespace}/{pod}/{container} (`kubectl exec`):
-// the command runs in the container's mount, UTS and network namespaces (so
-// it sees the pod's volumes, /etc/hosts, host name and network) with the container's
-// environment and working directory. A command naming one of the image's
-// tools runs that tool; anything else runs from the node. There is no
-// terminal: -t gets plain pipes.
+// the command runs in the container's mount, UTS, PID and network
+// namespaces, inside its root filesystem, as its user, with its environment
+// and working directory, so only what the image holds can run (the broker
+// image has kairoctl and no shell). With a mapped binary (the developer
+// fallback) a command naming one of the image's tools runs that tool and
+// anything else runs from the node. There is no terminal: -t gets plain
+// pipes.
 func (a *Agent) containerExec(ctx context.Context, namespace, pod, container string, cmd []string, attach api.AttachIO) error {
 	if len(cmd) == 0 {
 		return errdefs.InvalidInput("no command")
@@ -36,17 +38,18 @@ func (a *Agent) containerExec(ctx context.Context, namespace, pod, container str
 		return errdefs.NotFoundf("container %s is not valid for pod %s", container, pod)
 	}
 	pr.mu.Lock()
-	proc, img, env := c.proc, c.image, c.env
+	proc, img, env, user := c.proc, c.image, c.env, c.user
 	pr.mu.Unlock()
 	if proc == nil {
 		return errdefs.InvalidInputf("container %s in pod %s is not running", container, pod)
 	}
 	argv := append([]string{}, cmd...)
-	if tool, ok := img.Tools[filepath.Base(argv[0])]; ok {
-		argv[0] = tool
+	if img.binary != nil {
+		if tool, ok := img.binary.Tools[filepath.Base(argv[0])]; ok {
+			argv[0] = tool
+		}
 	}
-	args := append([]string{"--target", strconv.Itoa(proc.Pid()), "--mount", "--uts", "--net", "--wd", "--"}, argv...)
-	command := exec.CommandContext(ctx, "nsenter", args...)
+	command := exec.CommandContext(ctx, "nsenter", append(nsenterArgs(proc.Pid(), user), argv...)...)
 	command.Env = env
 	if in := attach.Stdin(); in != nil {
 		command.Stdin = in
@@ -67,4 +70,14 @@ func (a *Agent) containerExec(ctx context.Context, namespace, pod, container str
 		return utilexec.CodeExitError{Err: err, Code: exitErr.ExitCode()}
 	}
 	return err
+}
+
+// nsenterArgs enter a container's namespaces: with a root filesystem
+// (user != nil) also its PID namespace, its root and its user.
+func nsenterArgs(pid int, user *containerUser) []string {
+	args := []string{"--target", strconv.Itoa(pid), "--mount", "--uts", "--net"}
+	if user != nil {
+		args = append(args, "--pid", "--root", "--setgid", strconv.Itoa(int(user.GID)), "--setuid", strconv.Itoa(int(user.UID)))
+	}
+	return append(args, "--wd", "--")
 }

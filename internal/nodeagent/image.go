@@ -90,6 +90,16 @@ func (m ImageMap) Merge(overrides ImageMap) {
 	}
 }
 
+// Repositories lists the mapped repositories, sorted.
+func (m ImageMap) Repositories() []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Resolve returns the image for a reference, failing with ErrImageNotMapped
 // (listing the repositories the node runs, to help whoever wrote the
 // manifest) or with the error of a missing binary.

@@ -12,10 +12,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/kairolog/kairolog/internal/imagestore"
 )
 
 // runtimeDeps is what a pod runtime needs from the node.
 type runtimeDeps struct {
+	// store pulls and unpacks images; images maps repositories to binaries
+	// of this machine instead (the developer fallback, nil by default).
+	store    *imagestore.Store
 	images   ImageMap
 	src      objectSource
 	recorder record.EventRecorder

@@ -19,12 +19,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/kairolog/kairolog/internal/imagestore"
 )
 
 // These tests run real pods through a podRuntime, without a cluster: the
-// fixture program (testdata/fixture) is the "kairolog/broker" image, and
-// this test binary is the container init, as the node's binary is in
-// production. They need root for the mount and UTS namespaces.
+// fixture program (testdata/fixture), built into an OCI image, is
+// "kairolog/broker:test" in a registry of this test process, which the
+// pods pull from as the node does; this test binary is the container init,
+// as the node's binary is in production. They need root for the
+// namespaces and mounts.
 
 var fixtureBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "nodeagent-fixture-")
@@ -32,7 +36,9 @@ var fixtureBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, "fixture")
+	// Static, as the images' programs are: the image has no libc.
 	cmd := exec.Command("go", "build", "-o", out, "./testdata/fixture")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build fixture: %v\n%s", err, b)
 	}
@@ -43,6 +49,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if bin, err := fixtureBinary(); err == nil {
 		_ = os.RemoveAll(filepath.Dir(bin))
+	}
+	if r, err := fixtureRegistry(); err == nil {
+		r.close()
 	}
 	os.Exit(code)
 }
@@ -84,6 +93,7 @@ type testPod struct {
 	pr     *podRuntime
 	events *eventLog
 	src    *fakeSource
+	store  *imagestore.Store
 
 	mu   sync.Mutex
 	last *corev1.Pod
@@ -97,7 +107,7 @@ func fixturePod(name string, policy corev1.RestartPolicy) *corev1.Pod {
 			TerminationGracePeriodSeconds: ptr.To[int64](3),
 			Containers: []corev1.Container{{
 				Name:  "broker",
-				Image: "ghcr.io/kairolog/broker:test",
+				Image: "kairolog/broker:test",
 				Args:  []string{"--listen=$(POD_IP):8080", "--data-dir=/var/lib/kairolog/data"},
 				Env: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{
 					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
@@ -118,14 +128,28 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-// startPod runs pod on a fresh address and stops it when the test ends.
+// startPod runs pod on a bridge of its own, pulling from the fixture
+// registry, and stops it when the test ends.
 func startPod(t *testing.T, pod *corev1.Pod, src *fakeSource) *testPod {
 	t.Helper()
-	requireRoot(t)
-	bin, err := fixtureBinary()
+	return startPodWith(t, pod, src, nil)
+}
+
+// storeFor is a node's image store that pulls docker.io images from reg.
+func storeFor(t *testing.T, reg *testRegistry) *imagestore.Store {
+	t.Helper()
+	store, err := imagestore.Open(imagestore.Config{Dir: filepath.Join(t.TempDir(), "images"), Mirrors: map[string]string{"docker.io": reg.host}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return store
+}
+
+// startPodWith runs pod with the given image store (a fresh one on the
+// fixture registry when nil).
+func startPodWith(t *testing.T, pod *corev1.Pod, src *fakeSource, store *imagestore.Store) *testPod {
+	t.Helper()
+	requireRoot(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -137,9 +161,16 @@ func startPod(t *testing.T, pod *corev1.Pod, src *fakeSource) *testPod {
 	network := testBridge(t)
 	gw := network.gateway.To4()
 	ip := net.IPv4(gw[0], gw[1], gw[2], 2)
-	tp := &testPod{t: t, events: &eventLog{}, src: src}
+	if store == nil {
+		reg, err := fixtureRegistry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		store = storeFor(t, reg)
+	}
+	tp := &testPod{t: t, events: &eventLog{}, src: src, store: store}
 	deps := &runtimeDeps{
-		images:      ImageMap{"kairolog/broker": {Binary: bin, Volumes: []string{"/var/lib/kairolog"}}},
+		store:       store,
 		src:         src,
 		recorder:    tp.events,
 		notify:      func(p *corev1.Pod) { tp.mu.Lock(); tp.last = p; tp.mu.Unlock() },
@@ -188,7 +219,13 @@ func (tp *testPod) wait(what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	if tp.last != nil {
 		st = tp.last.Status
 	}
-	tp.t.Fatalf("timed out waiting for %s; last status %+v; events %v", what, st, tp.events.events)
+	var logs []byte
+	for _, c := range tp.pr.containers {
+		if c.logPath != "" {
+			logs, _ = os.ReadFile(c.logPath)
+		}
+	}
+	tp.t.Fatalf("timed out waiting for %s; last status %+v; events %v; last container log:\n%s", what, st, tp.events.events, logs)
 	return nil
 }
 
@@ -232,7 +269,7 @@ func TestPodRunsInItsOwnNamespaces(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		"/env?name=POD_IP":         tp.pr.ip,
-		"/env?name=KAIRO_DATA_DIR": "", // not in this test's image config
+		"/env?name=KAIRO_DATA_DIR": "/var/lib/kairolog/data", // the image's ENV
 		"/hostname":                "kairo-0",
 		"/resolve?name=kairo-0.kairo-headless.team.svc.cluster.local": tp.pr.ip,
 		"/file?path=/etc/kairolog/broker.properties":                  "segment.bytes=1024\n",
@@ -249,10 +286,8 @@ func TestPodRunsInItsOwnNamespaces(t *testing.T) {
 		t.Errorf("an unknown name took %s to fail", d)
 	}
 	// The read-only mount is read-only and the host's files are untouched.
-	if _, err := get(tp.url("/write?path=/etc/kairolog/x")); err == nil {
-		if got, _ := get(tp.url("/file?path=/etc/kairolog/x")); got == "" {
-			t.Log("write accepted but nothing stored")
-		}
+	if got, err := get(tp.url("/write?path=/etc/kairolog/x")); err != nil || !strings.Contains(got, "read-only file system") {
+		t.Errorf("write to the read-only ConfigMap volume: %q, %v; want EROFS", got, err)
 	}
 	host, _ := os.ReadFile("/etc/hosts")
 	if strings.Contains(string(host), "kairo-0") {
@@ -389,7 +424,7 @@ func TestUnknownImageFailsWithAReason(t *testing.T) {
 	if p.Status.Phase != corev1.PodPending {
 		t.Errorf("phase = %s, want Pending", p.Status.Phase)
 	}
-	if !tp.events.has(`Warning Failed Failed to pull image "nginx:1.27": image is not mapped to a local binary`) {
+	if !tp.events.has(`Warning Failed Failed to pull image "nginx:1.27": failed to resolve reference "docker.io/library/nginx:1.27": docker.io/library/nginx:1.27: not found`) {
 		t.Errorf("events: %v", tp.events.events)
 	}
 }

@@ -13,10 +13,14 @@ import (
 
 // podInitEnv names the environment variable that turns a re-executed copy
 // of the running binary into a container's init: the node starts
-// /proc/self/exe in fresh mount and UTS namespaces with only this variable
-// set, and init() below joins the pod's network namespace, bind-mounts the
-// volumes, /etc/hosts and /etc/resolv.conf, sets the host name and execs the
-// container binary.
+// /proc/self/exe in fresh mount, UTS and PID namespaces with only this
+// variable set, and init() below joins the pod's network namespace, builds
+// the container's root filesystem with the volumes, /etc/hosts and
+// /etc/resolv.conf in it, pivots into it, sets the host name, becomes the
+// container's user and execs its entrypoint (runInRoot). With the developer
+// fallback of mapped binaries there is no root filesystem: the volumes are
+// bind-mounted over the node's own paths and the binary runs as the node's
+// user.
 // Because it is package init, it works in every binary that links this
 // package: the kairo-local command and the test binaries of the end-to-end
 // suites alike.
@@ -34,6 +38,15 @@ type podInitSpec struct {
 	Path       string      `json:"path"`
 	Args       []string    `json:"args"`
 	Env        []string    `json:"env"`
+
+	// Root is the container's root filesystem; nil for a mapped binary.
+	// With a root, mount targets and WorkingDir are paths inside it and
+	// Path is looked up in Env's PATH there.
+	Root *containerRoot `json:"root,omitempty"`
+	// User, Capabilities and NoNewPrivs apply with a Root.
+	User         *containerUser `json:"user,omitempty"`
+	Capabilities []string       `json:"capabilities,omitempty"`
+	NoNewPrivs   bool           `json:"noNewPrivs,omitempty"`
 }
 
 func init() {
@@ -64,6 +77,9 @@ func runPodInit(specPath string) error {
 			return fmt.Errorf("join the pod's network namespace: %w", err)
 		}
 		_ = unix.Close(spec.NetNSFD)
+	}
+	if spec.Root != nil {
+		return runInRoot(spec)
 	}
 	// Open the binary and every source before the first mount: a volume
 	// mounted on /tmp (or any other directory) would otherwise hide what

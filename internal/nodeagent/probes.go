@@ -28,6 +28,7 @@ type probeTarget struct {
 	ports []corev1.ContainerPort
 	pid   int
 	env   []string
+	user  *containerUser
 }
 
 // probeDefaults fills the Kubernetes API defaults for zero fields.
@@ -168,8 +169,7 @@ func execProbe(ctx context.Context, e *corev1.ExecAction, t probeTarget) error {
 	if len(e.Command) == 0 {
 		return fmt.Errorf("exec probe has no command")
 	}
-	args := append([]string{"-t", strconv.Itoa(t.pid), "-m", "-u", "-n", "--"}, e.Command...)
-	cmd := exec.CommandContext(ctx, "nsenter", args...)
+	cmd := exec.CommandContext(ctx, "nsenter", append(nsenterArgs(t.pid, t.user), e.Command...)...)
 	cmd.Env = t.env
 	out, err := cmd.CombinedOutput()
 	if err != nil {

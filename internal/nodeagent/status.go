@@ -15,16 +15,21 @@ type containerView struct {
 	started      bool
 	containerID  string
 	imageID      string
-	willRestart  bool // a terminated container that the restart policy brings back
+	imageRef     string // the normalised reference of a pulled image
+	willRestart  bool   // a terminated container that the restart policy brings back
 	everStarted  bool
 	successfully bool // for init containers: exited 0
 }
 
 func (v containerView) status() corev1.ContainerStatus {
 	started := v.started
+	image := v.spec.Image
+	if v.imageRef != "" {
+		image = v.imageRef // as a runtime reports it: docker.io/kairolog/broker:dev
+	}
 	return corev1.ContainerStatus{
 		Name:                 v.spec.Name,
-		Image:                v.spec.Image,
+		Image:                image,
 		ImageID:              v.imageID,
 		ContainerID:          v.containerID,
 		State:                v.state,

@@ -109,19 +109,59 @@ func sortMounts(ms []hostMount) []hostMount {
 	return ms
 }
 
+// materialise creates or refreshes one volume and applies the pod's
+// fsGroup where the kubelet would: the pod's change policy for emptyDir and
+// local persistent volumes, always (read-only bits) for the projected kinds
+// the node rewrites, never for hostPath.
 func (v *podVolumes) materialise(ctx context.Context, vol corev1.Volume) (string, error) {
+	fsGroup, policy := podFSGroup(v.pod)
+	dir, kind, err := v.materialiseFiles(ctx, vol)
+	if err != nil {
+		return "", err
+	}
+	switch kind {
+	case ownedByPolicy:
+		err = setVolumeOwnership(dir, fsGroup, policy, false)
+	case ownedReadOnly:
+		err = setVolumeOwnership(dir, fsGroup, nil, true)
+	}
+	if err != nil {
+		return "", fmt.Errorf("fsGroup %d: %w", *fsGroup, err)
+	}
+	return dir, nil
+}
+
+// volumeOwnership says how a volume type takes the pod's fsGroup.
+type volumeOwnership int
+
+const (
+	notOwned      volumeOwnership = iota // hostPath: left as it is
+	ownedByPolicy                        // emptyDir, local PV: fsGroupChangePolicy
+	ownedReadOnly                        // configMap, secret, downwardAPI, projected
+)
+
+func (v *podVolumes) materialiseFiles(ctx context.Context, vol corev1.Volume) (string, volumeOwnership, error) {
 	src := vol.VolumeSource
 	switch {
 	case src.EmptyDir != nil:
 		dir := filepath.Join(v.dir, "empty-dir", vol.Name)
 		if err := os.MkdirAll(dir, 0o777); err != nil {
-			return "", err
+			return "", notOwned, err
 		}
-		return dir, os.Chmod(dir, 0o777)
+		return dir, ownedByPolicy, os.Chmod(dir, 0o777)
 	case src.HostPath != nil:
-		return hostPathVolume(src.HostPath)
+		dir, err := hostPathVolume(src.HostPath)
+		return dir, notOwned, err
 	case src.PersistentVolumeClaim != nil:
 		return v.claimPath(ctx, src.PersistentVolumeClaim.ClaimName)
+	}
+	dir, err := v.materialiseProjected(ctx, vol)
+	return dir, ownedReadOnly, err
+}
+
+func (v *podVolumes) materialiseProjected(ctx context.Context, vol corev1.Volume) (string, error) {
+	src := vol.VolumeSource
+	switch {
 	case src.ConfigMap != nil:
 		files, err := v.configMapFiles(ctx, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional, src.ConfigMap.DefaultMode)
 		if err != nil {
@@ -182,32 +222,33 @@ func hostPathVolume(hp *corev1.HostPathVolumeSource) (string, error) {
 	return hp.Path, nil
 }
 
-// claimPath follows a bound claim to its PersistentVolume's directory.
-func (v *podVolumes) claimPath(ctx context.Context, claim string) (string, error) {
+// claimPath follows a bound claim to its PersistentVolume's directory. A
+// local volume takes the pod's fsGroup; a hostPath one, as on a kubelet,
+// does not.
+func (v *podVolumes) claimPath(ctx context.Context, claim string) (string, volumeOwnership, error) {
 	pvc, err := v.src.PersistentVolumeClaim(ctx, v.pod.Namespace, claim)
 	if err != nil {
-		return "", fmt.Errorf("claim %s: %w", claim, err)
+		return "", notOwned, fmt.Errorf("claim %s: %w", claim, err)
 	}
 	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName == "" {
-		return "", fmt.Errorf("claim %s is %s, waiting for it to be bound", claim, pvc.Status.Phase)
+		return "", notOwned, fmt.Errorf("claim %s is %s, waiting for it to be bound", claim, pvc.Status.Phase)
 	}
 	pv, err := v.src.PersistentVolume(ctx, pvc.Spec.VolumeName)
 	if err != nil {
-		return "", fmt.Errorf("volume %s of claim %s: %w", pvc.Spec.VolumeName, claim, err)
+		return "", notOwned, fmt.Errorf("volume %s of claim %s: %w", pvc.Spec.VolumeName, claim, err)
 	}
-	var path string
 	switch {
 	case pv.Spec.HostPath != nil:
-		path = pv.Spec.HostPath.Path
+		return pv.Spec.HostPath.Path, notOwned, os.MkdirAll(pv.Spec.HostPath.Path, 0o755)
 	case pv.Spec.Local != nil:
-		path = pv.Spec.Local.Path
-	default:
-		return "", fmt.Errorf("volume %s is neither hostPath nor local; this node cannot attach it", pv.Name)
+		// A local volume is a disk's root: it must exist already.
+		info, err := os.Stat(pv.Spec.Local.Path)
+		if err != nil || !info.IsDir() {
+			return "", notOwned, fmt.Errorf("local volume %s: %s is not a directory", pv.Name, pv.Spec.Local.Path)
+		}
+		return pv.Spec.Local.Path, ownedByPolicy, nil
 	}
-	if err := os.MkdirAll(path, 0o777); err != nil {
-		return "", err
-	}
-	return path, nil
+	return "", notOwned, fmt.Errorf("volume %s is neither hostPath nor local; this node cannot attach it", pv.Name)
 }
 
 func volumeMode(item *int32, def *int32) os.FileMode {
