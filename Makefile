@@ -77,11 +77,11 @@ lint-fix: ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: manifests generate fmt vet k8s-binaries build ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
+test: manifests generate fmt vet k8s-binaries build images ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
 	go test ./... -timeout 30m
 
 .PHONY: test-e2e
-test-e2e: build k8s-binaries helm ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
+test-e2e: build images k8s-binaries helm ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
 	KAIRO_E2E=1 go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v -ginkgo.no-color
 
 ##@ Build
@@ -95,7 +95,7 @@ build: ## Build bin/manager, bin/broker, bin/kairoctl and bin/kairo-local.
 	@if [ -d cmd/kairo-local ]; then $(GO_BUILD_ENV) go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/kairo-local ./cmd/kairo-local; fi
 
 .PHONY: images
-images: build ## Build the kairolog/broker and kairolog/operator OCI images without a container engine: bin/images/oci (OCI layout) and bin/images/kairolog-images.tar.
+images: build ## Build the kairolog/broker and kairolog/operator OCI images without a container engine: bin/images/oci (OCI layout), bin/images/broker.tar and operator.tar (docker save format).
 	go run ./hack/images build --bin $(LOCALBIN) --out $(IMAGES_DIR) --broker $(BROKER_IMG) --operator $(OPERATOR_IMG) --version $(IMAGE_VERSION) --revision $(IMAGE_REVISION)
 
 .PHONY: images-push
@@ -110,7 +110,7 @@ run-broker: ## Run a single-node broker on :8080 with ./data.
 ##@ Demo
 
 .PHONY: demo
-demo: build k8s-binaries helm ## Run KairoLog end to end on a local cluster (root): operator from the chart, samples, a produce/fetch round; Ctrl-C stops it.
+demo: build images k8s-binaries helm ## Run KairoLog end to end on a local cluster (root): operator from the chart, samples, a produce/fetch round; Ctrl-C stops it.
 	$(LOCALBIN)/kairo-local demo --state-dir .kairo/demo
 
 .PHONY: test-demo

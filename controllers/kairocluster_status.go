@@ -221,6 +221,9 @@ func clusterReadyCondition(st *reconcileState, s kairov1alpha1.KairoClusterStatu
 	cond := metav1.Condition{Type: kairov1alpha1.ConditionReady, Status: metav1.ConditionFalse}
 	want := st.cluster.Spec.Replicas
 	counts := fmt.Sprintf("%d of %d brokers ready", st.readyPods(), want)
+	if stuck := stuckPods(st.pods); stuck != "" {
+		counts += "; " + stuck
+	}
 	switch {
 	case len(st.notOwned) > 0:
 		cond.Reason, cond.Message = ReasonResourceNotOwned, fmt.Sprintf("%s is not owned by this KairoCluster", strings.Join(st.notOwned, ", "))

@@ -40,8 +40,8 @@ Flags:
 const (
 	demoRelease   = "kairolog-operator"
 	demoNamespace = "kairolog-system"
-	// demoImageTag is the tag the demo installs with; the node runs the
-	// binaries under bin/ for any tag of the kairolog images.
+	// demoImageTag is the tag the demo installs with, the one `make
+	// images` gives the images (BROKER_IMG, OPERATOR_IMG).
 	demoImageTag = "dev"
 )
 
@@ -52,6 +52,8 @@ type demoOptions struct {
 	localPort  int
 	exit       bool
 	readyAfter time.Duration
+	layout     string
+	binary     bool
 	images     imageFlag
 	fs         *flag.FlagSet
 }
@@ -66,7 +68,9 @@ func demoFlags(out io.Writer) *demoOptions {
 	fs.IntVar(&o.localPort, "local-port", 8080, "local port of the demo's own port-forward (a free one if this one is taken)")
 	fs.BoolVar(&o.exit, "exit-after-round", os.Getenv("KAIRO_DEMO_EXIT") != "", "stop everything and exit after the produce/fetch round instead of waiting for Ctrl-C (env KAIRO_DEMO_EXIT)")
 	fs.DurationVar(&o.readyAfter, "ready-timeout", 5*time.Minute, "how long to wait for the samples to be Ready")
-	fs.Var(&o.images, "image-map", "map an image repository to a binary, repo=path (repeatable; defaults: kairolog/broker=bin/broker, kairolog/operator=bin/manager)")
+	fs.StringVar(&o.layout, "images", "", "OCI image layout the cluster's registry serves (default: <repo>/bin/images/oci, written by make images)")
+	fs.BoolVar(&o.binary, "binary-images", false, "developer fallback: run bin/broker and bin/manager for the kairolog images instead of pulling them")
+	fs.Var(&o.images, "image-map", "with --binary-images, map an image repository to a binary, repo=path (repeatable; implies --binary-images)")
 	o.fs = fs
 	return o
 }
@@ -154,10 +158,11 @@ func (d *demoRun) run(ctx context.Context) error {
 	fmt.Fprintf(d.out, "KairoLog demo: a local Kubernetes cluster, the operator from its Helm chart, the samples, one produce/fetch round.\n")
 	err := d.stage("Starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a process-backed node)", func() error {
 		cluster, err := localcluster.Start(ctx, localcluster.Options{
-			StateDir: d.o.stateDir,
-			RepoDir:  d.o.repoDir,
-			Images:   d.o.images.m,
-			Progress: indent{d.out},
+			StateDir:     d.o.stateDir,
+			RepoDir:      d.o.repoDir,
+			ImageLayout:  d.o.layout,
+			BinaryImages: binaryImages(d.o.binary, d.o.images),
+			Progress:     indent{d.out},
 		})
 		if err != nil {
 			return err

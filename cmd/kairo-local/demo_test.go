@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/kairolog/kairolog/internal/imagebuild"
 	"github.com/kairolog/kairolog/internal/localcluster"
 )
 
@@ -44,21 +47,23 @@ func TestDemo(t *testing.T) {
 			t.Fatalf("make helm: %v\n%s", err, out)
 		}
 	}
-	// The binaries of this tree, not whatever bin/ holds.
+	// The binaries of this tree, not whatever bin/ holds, built as make
+	// build does and made into images as make images does.
 	bins := t.TempDir()
-	for name, pkg := range map[string]string{"kairo-local": ".", "broker": "../broker", "manager": "../manager"} {
-		build := exec.Command("go", "build", "-o", filepath.Join(bins, name), pkg)
+	for name, pkg := range map[string]string{"kairo-local": ".", "broker": "../broker", "manager": "../manager", "kairoctl": "../kairoctl"} {
+		build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bins, name), pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", name, err, out)
 		}
 	}
+	layout := demoImages(t, bins)
 	state := filepath.Join(t.TempDir(), "demo")
 
 	for run := 1; run <= 2; run++ {
 		began := time.Now()
 		cmd := exec.Command(filepath.Join(bins, "kairo-local"), "demo", "--exit-after-round", "--state-dir", state, "--repo", repo,
-			"--image-map", "kairolog/broker="+filepath.Join(bins, "broker"),
-			"--image-map", "kairolog/operator="+filepath.Join(bins, "manager"))
+			"--images", layout)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -125,6 +130,9 @@ func TestDemo(t *testing.T) {
 			t.Logf("run %d output:\n%s", run, output)
 		}
 		for _, want := range []string{
+			"image registry on 127.0.0.1:",
+			"docker.io/kairolog/broker:dev@sha256:",
+			"docker.io/kairolog/operator:dev@sha256:",
 			"$ helm install kairolog-operator charts/kairolog-operator",
 			"$ kubectl apply -k config/samples",
 			"kc/kairo Ready, 3/3 brokers; kt/orders Ready; kcg/analytics-workers Ready",
@@ -161,6 +169,33 @@ func TestDemo(t *testing.T) {
 			t.Errorf("run %d: bridge %q is still there after the demo", run, bridge)
 		}
 	}
+}
+
+// demoImages builds kairolog/broker:dev and kairolog/operator:dev from
+// bins into an OCI layout, as make images does.
+func demoImages(t *testing.T, bins string) string {
+	t.Helper()
+	b, err := imagebuild.NewBuilder(imagebuild.Options{Scratch: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var images []imagebuild.Tagged
+	for _, spec := range imagebuild.Specs(bins) {
+		img, err := b.Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag, err := name.NewTag(spec.Repository + ":" + demoImageTag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		images = append(images, imagebuild.Tagged{Ref: tag, Image: img})
+	}
+	dir := filepath.Join(t.TempDir(), "oci")
+	if err := imagebuild.WriteLayout(dir, images); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // descendants lists every process below pid.

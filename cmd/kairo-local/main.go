@@ -1,10 +1,10 @@
 // Command kairo-local runs a local Kubernetes cluster for the KairoLog demo
 // and end-to-end suites: a real control plane (etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler from bin/k8s) and a node that runs
-// pods as local processes, the kairolog/broker and kairolog/operator images
-// being the binaries built under bin/.
+// kube-controller-manager, kube-scheduler from bin/k8s), an OCI registry
+// serving the images `make images` built, and a node that pulls them and
+// runs pods as local processes in their own namespaces.
 //
-//	kairo-local up --state-dir .kairo/cluster [--image-map repo=binary ...]
+//	kairo-local up --state-dir .kairo/cluster [--images bin/images/oci] [--binary-images]
 //	kairo-local demo [--state-dir .kairo/demo] [--exit-after-round]
 //
 // up writes <state-dir>/kubeconfig, stays up until SIGINT or SIGTERM, then
@@ -62,19 +62,34 @@ func main() {
 	}
 }
 
-type imageFlag struct{ m nodeagent.ImageMap }
+type imageFlag struct {
+	m   nodeagent.ImageMap
+	set bool
+}
 
 func (f *imageFlag) String() string { return "" }
 func (f *imageFlag) Set(v string) error {
+	f.set = true
 	return f.m.Set(v)
 }
 
+// binaryImages is the cluster's BinaryImages option: nil (pull every
+// image) unless --binary-images or --image-map asked for the fallback.
+func binaryImages(on bool, f imageFlag) nodeagent.ImageMap {
+	if !on && !f.set {
+		return nil
+	}
+	return f.m
+}
+
 type options struct {
-	stateDir string
-	repoDir  string
-	nodeName string
-	images   imageFlag
-	fs       *flag.FlagSet
+	stateDir     string
+	repoDir      string
+	nodeName     string
+	layout       string
+	binaryImages bool
+	images       imageFlag
+	fs           *flag.FlagSet
 }
 
 func upFlags(out io.Writer) *options {
@@ -84,7 +99,9 @@ func upFlags(out io.Writer) *options {
 	fs.StringVar(&o.stateDir, "state-dir", "", "directory for the cluster's state, logs and kubeconfig (emptied on start)")
 	fs.StringVar(&o.repoDir, "repo", "", "repository root holding bin/k8s, bin/broker and bin/manager (default: found from the working directory)")
 	fs.StringVar(&o.nodeName, "node-name", localcluster.DefaultNodeName, "name of the node")
-	fs.Var(&o.images, "image-map", "map an image repository to a binary, repo=path (repeatable; defaults: kairolog/broker=bin/broker, kairolog/operator=bin/manager)")
+	fs.StringVar(&o.layout, "images", "", "OCI image layout the cluster's registry serves (default: <repo>/bin/images/oci, written by make images)")
+	fs.BoolVar(&o.binaryImages, "binary-images", false, "developer fallback: run bin/broker and bin/manager for the kairolog images instead of pulling them")
+	fs.Var(&o.images, "image-map", "with --binary-images, map an image repository to a binary, repo=path (repeatable; implies --binary-images)")
 	o.fs = fs
 	return o
 }
@@ -107,11 +124,12 @@ func up(args []string) error {
 	defer stop()
 	fmt.Println("Starting local cluster")
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		StateDir: o.stateDir,
-		RepoDir:  o.repoDir,
-		NodeName: o.nodeName,
-		Images:   o.images.m,
-		Progress: os.Stdout,
+		StateDir:     o.stateDir,
+		RepoDir:      o.repoDir,
+		NodeName:     o.nodeName,
+		ImageLayout:  o.layout,
+		BinaryImages: binaryImages(o.binaryImages, o.images),
+		Progress:     os.Stdout,
 	})
 	if err != nil {
 		return err

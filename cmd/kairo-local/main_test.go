@@ -29,6 +29,16 @@ func TestFlags(t *testing.T) {
 	if got := o.images.m["team/tool"].Binary; !filepath.IsAbs(got) {
 		t.Errorf("a relative binary should be made absolute, got %q", got)
 	}
+	if binaryImages(o.binaryImages, o.images) == nil {
+		t.Error("--image-map did not turn the binary fallback on")
+	}
+	plain := upFlags(&strings.Builder{})
+	if err := plain.fs.Parse([]string{"--state-dir", "/tmp/x"}); err != nil {
+		t.Fatal(err)
+	}
+	if binaryImages(plain.binaryImages, plain.images) != nil {
+		t.Error("without --binary-images or --image-map the cluster must pull images")
+	}
 	if err := upFlags(&strings.Builder{}).fs.Parse([]string{"--image-map", "nonsense"}); err == nil {
 		t.Error("a mapping without '=' was accepted")
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kairolog/kairolog/internal/imagebuild"
 	"github.com/kairolog/kairolog/internal/nodeagent"
 )
 
@@ -30,16 +31,22 @@ type Options struct {
 	// logs, volumes, pod sandboxes and the admin kubeconfig. It is emptied
 	// on start (a directory that is not a previous cluster's is refused).
 	StateDir string
-	// RepoDir is the repository root, where bin/k8s and the image binaries
-	// are; found from the working directory when empty.
+	// RepoDir is the repository root, where bin/k8s and bin/images are;
+	// found from the working directory when empty.
 	RepoDir string
 	// BinDir holds etcd and the Kubernetes binaries; RepoDir/bin/k8s when empty.
 	BinDir string
-	// Images adds to or overrides the default image map
-	// (kairolog/broker → RepoDir/bin/broker, kairolog/operator →
-	// RepoDir/bin/manager); an entry with only a Binary keeps the default
-	// image configuration.
-	Images nodeagent.ImageMap
+	// ImageLayout is the OCI image layout whose images the cluster's
+	// registry serves (as docker.io, which the node pulls through it);
+	// RepoDir/bin/images/oci, written by `make images`, when empty.
+	ImageLayout string
+	// BinaryImages, when not nil, turns on the developer fallback: the
+	// node runs binaries of this machine for the mapped repositories
+	// instead of pulling images (kairolog/broker → RepoDir/bin/broker,
+	// kairolog/operator → RepoDir/bin/manager, plus these entries; an entry
+	// with only a Binary keeps the default image configuration), and no
+	// image layout is needed.
+	BinaryImages nodeagent.ImageMap
 	// NodeName is the node's name; "kairo-local" when empty.
 	NodeName string
 	// Progress receives one line per start-up step; nil discards them.
@@ -63,6 +70,7 @@ type Cluster struct {
 	kubeconfig string
 	admin      *rest.Config
 	nodeName   string
+	registry   *imageRegistry
 
 	cancelInProcess context.CancelFunc
 	inProcess       sync.WaitGroup
@@ -183,8 +191,15 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startProvisioner(inCtx, creds(pki.provisioner)); err != nil {
 		return nil, err
 	}
-	images := nodeagent.DefaultImageMap(opts.RepoDir)
-	images.Merge(opts.Images)
+	var images nodeagent.ImageMap
+	if opts.BinaryImages != nil {
+		images = nodeagent.DefaultImageMap(opts.RepoDir)
+		images.Merge(opts.BinaryImages)
+		step("developer fallback: images %s run binaries of this machine", strings.Join(images.Repositories(), ", "))
+	}
+	if err := c.startRegistry(ctx, step); err != nil {
+		return nil, err
+	}
 	agent, err := nodeagent.New(nodeagent.Config{
 		NodeName:       opts.NodeName,
 		NodeIP:         ip,
@@ -198,6 +213,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		KubeletClients: []string{apiserverKubeletCN},
 		APIServer:      net.JoinHostPort(ip.String(), strconv.Itoa(c.layout.apiserver)),
 		Images:         images,
+		ImageMirrors:   map[string]string{"docker.io": c.registry.host},
 		StateDir:       opts.StateDir,
 		Log:            c.fileLogger("node.log"),
 		RestartBackoff: opts.RestartBackoff,
@@ -264,6 +280,44 @@ func acquireNetwork(lockDir string) (*slot, *hostNetwork, error) {
 	}
 }
 
+// startRegistry starts the cluster's image registry and pushes the
+// images of the layout into it.
+func (c *Cluster) startRegistry(ctx context.Context, step func(string, ...any)) error {
+	reg, err := startRegistry(filepath.Join(c.opts.StateDir, "registry"), c.fileLogger("registry.log"))
+	if err != nil {
+		return err
+	}
+	c.registry = reg
+	c.closers = append(c.closers, reg)
+	layoutDir := c.opts.ImageLayout
+	if layoutDir == "" {
+		layoutDir = filepath.Join(c.opts.RepoDir, "bin", "images", "oci")
+	}
+	images, err := imagebuild.ReadLayout(layoutDir)
+	if err != nil {
+		if c.opts.BinaryImages != nil {
+			step("image registry on %s, empty (%v)", reg.host, err)
+			return nil
+		}
+		return fmt.Errorf("the images to run: %w (run make images)", err)
+	}
+	if err := reg.push(ctx, images); err != nil {
+		return err
+	}
+	var names []string
+	for _, t := range images {
+		d, _ := t.Image.Digest()
+		names = append(names, fmt.Sprintf("%s@%s", imagebuild.FullName(t.Ref), d.String()[:19]))
+	}
+	step("image registry on %s (mirror of docker.io) serving %s", reg.host, strings.Join(names, ", "))
+	return nil
+}
+
+// RegistryHost is the host:port of the cluster's image registry; images
+// pushed there as <host>/<repository>:<tag> can be run as
+// docker.io/<repository>:<tag> (or with the host in their reference).
+func (c *Cluster) RegistryHost() string { return c.registry.host }
+
 func (c *Cluster) startAndWait(ctx context.Context, comp *component, env []string) error {
 	if err := comp.start(env); err != nil {
 		return err
@@ -287,7 +341,7 @@ func (c *Cluster) startProvisioner(ctx context.Context, creds credentials) error
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	p := &directoryProvisioner{client: client, root: root, log: c.fileLogger("provisioner.log")}
+	p := &directoryProvisioner{client: client, root: root, node: c.nodeName, log: c.fileLogger("provisioner.log")}
 	c.inProcess.Add(1)
 	go func() {
 		defer c.inProcess.Done()

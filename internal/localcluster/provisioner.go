@@ -51,6 +51,7 @@ func defaultStorageClass() *storagev1.StorageClass {
 type directoryProvisioner struct {
 	client kubernetes.Interface
 	root   string // volumes live in root/<pv name>
+	node   string // the node the local volumes are on
 	log    *slog.Logger
 }
 
@@ -144,11 +145,10 @@ func volumeName(pvc *corev1.PersistentVolumeClaim) string { return "pvc-" + stri
 func (p *directoryProvisioner) provision(ctx context.Context, pvc *corev1.PersistentVolumeClaim, sc *storagev1.StorageClass) error {
 	name := volumeName(pvc)
 	dir := filepath.Join(p.root, name)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return err
-	}
-	// Pods run as the node's user but images may expect any uid to write.
-	if err := os.Chmod(dir, 0o777); err != nil {
+	// Owned by root with mode 0755, as the root of a fresh filesystem: a
+	// pod whose user is not root writes to it through its fsGroup, as on a
+	// cloud disk.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
@@ -159,7 +159,6 @@ func (p *directoryProvisioner) provision(ctx context.Context, pvc *corev1.Persis
 	if sc.ReclaimPolicy != nil {
 		reclaim = *sc.ReclaimPolicy
 	}
-	dirType := corev1.HostPathDirectoryOrCreate
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: ProvisionerName}},
 		Spec: corev1.PersistentVolumeSpec{
@@ -172,9 +171,16 @@ func (p *directoryProvisioner) provision(ctx context.Context, pvc *corev1.Persis
 				Kind: "PersistentVolumeClaim", APIVersion: "v1",
 				Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID,
 			},
+			// A local volume, as a local-disk provisioner makes: unlike
+			// hostPath, the kubelet applies the pod's fsGroup to it.
 			PersistentVolumeSource: corev1.PersistentVolumeSource{
-				HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: &dirType},
+				Local: &corev1.LocalVolumeSource{Path: dir},
 			},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{p.node},
+				}}}},
+			}},
 		},
 	}
 	if _, err := p.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -219,9 +225,11 @@ func (p *directoryProvisioner) expand(ctx context.Context, pvc *corev1.Persisten
 }
 
 func (p *directoryProvisioner) delete(ctx context.Context, pv *corev1.PersistentVolume) error {
-	if pv.Spec.HostPath != nil && filepath.Dir(pv.Spec.HostPath.Path) == p.root {
-		if err := os.RemoveAll(pv.Spec.HostPath.Path); err != nil {
-			return err
+	for _, path := range volumePaths(pv) {
+		if filepath.Dir(path) == p.root {
+			if err := os.RemoveAll(path); err != nil {
+				return err
+			}
 		}
 	}
 	err := p.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
@@ -230,4 +238,16 @@ func (p *directoryProvisioner) delete(ctx context.Context, pv *corev1.Persistent
 	}
 	p.log.Info("Deleted released volume", "volume", pv.Name)
 	return nil
+}
+
+// volumePaths is where a volume's data is on this machine.
+func volumePaths(pv *corev1.PersistentVolume) []string {
+	var out []string
+	if pv.Spec.Local != nil {
+		out = append(out, pv.Spec.Local.Path)
+	}
+	if pv.Spec.HostPath != nil {
+		out = append(out, pv.Spec.HostPath.Path)
+	}
+	return out
 }

@@ -32,7 +32,7 @@ func TestDirectoryProvisioner(t *testing.T) {
 	sc := defaultStorageClass()
 	client := fake.NewClientset(pvc, other, sc)
 	root := t.TempDir()
-	p := &directoryProvisioner{client: client, root: root, log: slog.New(slog.DiscardHandler)}
+	p := &directoryProvisioner{client: client, root: root, node: "kairo-local", log: slog.New(slog.DiscardHandler)}
 	classes := []*storagev1.StorageClass{sc}
 
 	// A pending claim of our class gets a volume pre-bound to it.
@@ -51,7 +51,10 @@ func TestDirectoryProvisioner(t *testing.T) {
 	if got := pv.Spec.Capacity[corev1.ResourceStorage]; got.String() != "1Gi" {
 		t.Errorf("capacity %s", got.String())
 	}
-	dir := pv.Spec.HostPath.Path
+	if pv.Spec.Local == nil || pv.Spec.NodeAffinity == nil {
+		t.Fatalf("volume source %+v, node affinity %+v; want a local volume on the node", pv.Spec.PersistentVolumeSource, pv.Spec.NodeAffinity)
+	}
+	dir := pv.Spec.Local.Path
 	if filepath.Dir(dir) != root {
 		t.Errorf("volume directory %s is not under %s", dir, root)
 	}

@@ -30,7 +30,9 @@ import (
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/utils/ptr"
 
-	"github.com/kairolog/kairolog/internal/nodeagent"
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/kairolog/kairolog/internal/imagebuild"
 )
 
 // smokeBrokerEnv switches the smoke test from the test fixture to a real
@@ -140,10 +142,10 @@ func TestSmoke(t *testing.T) {
 	defer cancel()
 	began := time.Now()
 	cluster, err := Start(ctx, Options{
-		StateDir: t.TempDir(),
-		RepoDir:  repo,
-		Images:   nodeagent.ImageMap{"kairolog/broker": {Binary: w.binary}, "kairolog/fixture": {Binary: fixture}},
-		Progress: testWriter{t},
+		StateDir:    t.TempDir(),
+		RepoDir:     repo,
+		ImageLayout: smokeImages(t, fixture, w.binary),
+		Progress:    testWriter{t},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +192,12 @@ func TestSmoke(t *testing.T) {
 	}
 	if pods[0].Status.PodIP == pods[1].Status.PodIP {
 		t.Fatalf("both pods got %s", pods[0].Status.PodIP)
+	}
+	// Pulled from the cluster's registry: the imageID is the digest.
+	for _, p := range pods[:2] {
+		if id := p.Status.ContainerStatuses[0].ImageID; !strings.HasPrefix(id, "docker.io/kairolog/broker@sha256:") {
+			t.Errorf("pod %s runs image ID %q, want a digest of docker.io/kairolog/broker", p.Name, id)
+		}
 	}
 
 	t.Run("port-forward", func(t *testing.T) {
@@ -265,7 +273,7 @@ func TestSmoke(t *testing.T) {
 		exec := func(pod, container string) (host, netdev string) {
 			var stdout, stderr bytes.Buffer
 			req := client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
-				VersionedParams(&corev1.PodExecOptions{Container: container, Command: []string{"sh", "-c", "hostname; cat /proc/net/dev"},
+				VersionedParams(&corev1.PodExecOptions{Container: container, Command: []string{"fixture", "info"},
 					Stdout: true, Stderr: true}, scheme.ParameterCodec)
 			ex, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
 			if err != nil {
@@ -413,6 +421,10 @@ func createBrokers(ctx context.Context, client kubernetes.Interface, ns string, 
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: ptr.To[int64](5),
+					// The image runs as 65532; its claim is a fresh disk
+					// that only the fsGroup makes writable, as the
+					// operator's brokers have it.
+					SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr.To[int64](65532)},
 					Containers: []corev1.Container{{
 						Name:  "broker",
 						Image: "kairolog/broker:smoke",
@@ -555,12 +567,51 @@ func portForward(t *testing.T, cfg *rest.Config, ns, pod string, port int) strin
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ports[0].Local)))
 }
 
-// buildFixture builds the broker stand-in and returns its path.
+// smokeImages writes an OCI layout with the images the smoke test's pods
+// pull: kairolog/broker:smoke runs workload (the fixture, or a real
+// broker), kairolog/fixture:smoke the fixture; both images hold the
+// fixture, whose `info` command is what exec runs.
+func smokeImages(t *testing.T, fixture, workload string) string {
+	t.Helper()
+	b, err := imagebuild.NewBuilder(imagebuild.Options{Scratch: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var images []imagebuild.Tagged
+	for ref, entrypoint := range map[string]string{"kairolog/broker:smoke": workload, "kairolog/fixture:smoke": fixture} {
+		spec := imagebuild.BrokerSpec("")
+		spec.Name = strings.TrimPrefix(strings.Split(ref, ":")[0], "kairolog/")
+		spec.Entries = []imagebuild.Entry{
+			{Path: "/usr/local/bin/workload", Source: entrypoint, Mode: 0o755},
+			{Path: "/usr/local/bin/fixture", Source: fixture, Mode: 0o755},
+			{Path: imagebuild.BrokerDataDir, Mode: 0o755, UID: imagebuild.NonRootID, GID: imagebuild.NonRootID},
+		}
+		spec.Entrypoint = []string{"/usr/local/bin/workload"}
+		img, err := b.Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag, err := name.NewTag(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		images = append(images, imagebuild.Tagged{Ref: tag, Image: img})
+	}
+	dir := filepath.Join(t.TempDir(), "oci")
+	if err := imagebuild.WriteLayout(dir, images); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// buildFixture builds the broker stand-in, static as the images'
+// programs are, and returns its path.
 func buildFixture(t *testing.T, repo string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "fixture")
 	goBin := "go"
 	cmd := exec.Command(goBin, "build", "-o", out, "./internal/nodeagent/testdata/fixture")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = repo
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build fixture: %v\n%s", err, b)
