@@ -22,6 +22,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,13 +89,16 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 		// observed status (consumer lag) is fresh within seconds.
 		_, err := helm(ctx, "install", releaseName, "charts/kairolog-operator",
 			"--namespace", releaseNS, "--create-namespace",
-			"--set", "image.tag=dev", "--set", "image.pullPolicy=Never", "--set", "brokerImage.tag=dev",
+			"--set", "image.tag=dev", "--set", "brokerImage.tag=dev",
 			"--set", "resyncInterval=10s")
 		Expect(err).NotTo(HaveOccurred())
 		mustKubectl(ctx, "-n", releaseNS, "rollout", "status", "deployment/"+releaseName, "--timeout=180s")
 
 		pod := operatorPod(ctx)
 		Expect(podReady(pod)).To(BeTrue(), "operator pod %s is not Ready", pod.Name)
+		// Pulled from the cluster's registry: the image ID is a digest.
+		Expect(mustKubectl(ctx, "-n", releaseNS, "get", "pod", pod.Name, "-o", "jsonpath={..imageID}")).
+			To(MatchRegexp(`^docker\.io/kairolog/operator@sha256:[0-9a-f]{64}$`))
 		Eventually(func(g Gomega) {
 			lease := &coordinationv1.Lease{}
 			g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: "kairolog-operator.kairolog.io"}, lease)).To(Succeed())
@@ -135,7 +139,14 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 		for _, p := range brokerPods(ctx) {
 			Expect(podReady(&p)).To(BeTrue(), "pod %s", p.Name)
 		}
-		say("cluster ready: controller %d, brokers %s", *kc.Status.ControllerID, brokersLine(kc))
+		// Every broker runs the pulled broker image, as its user 65532
+		// with the operator's read-only root.
+		ids := strings.Fields(mustKubectl(ctx, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/instance="+clusterName+",app.kubernetes.io/component=broker", "-o", "jsonpath={..imageID}"))
+		Expect(ids).To(HaveLen(3))
+		for _, id := range ids {
+			Expect(id).To(MatchRegexp(`^docker\.io/kairolog/broker@sha256:[0-9a-f]{64}$`))
+		}
+		say("cluster ready: controller %d, brokers %s, image %s", *kc.Status.ControllerID, brokersLine(kc), ids[0])
 	}, SpecTimeout(4*time.Minute))
 
 	It("3. creates a Topic with 6 partitions and 3 replicas, a leader for every partition", func(ctx SpecContext) {
@@ -496,6 +507,44 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		waitClusterReady(ctx, 3, time.Minute)
 	}, SpecTimeout(6*time.Minute))
+
+	It("8b. a KairoCluster whose image tag does not exist: its broker waits in ImagePullBackOff, and the cluster's Ready condition says so", func(ctx SpecContext) {
+		const badNS, bad = "bad-image", "broken"
+		mustKubectl(ctx, "create", "namespace", badNS)
+		Expect(kubectlApply(ctx, badNS, `apiVersion: kairolog.io/v1alpha1
+kind: KairoCluster
+metadata:
+  name: `+bad+`
+spec:
+  replicas: 1
+  image: kairolog/broker:no-such-tag
+  storage:
+    size: 1Gi
+`)).To(Succeed())
+		Eventually(func(g Gomega) {
+			pod := &corev1.Pod{}
+			g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: badNS, Name: bad + "-0"}, pod)).To(Succeed())
+			g.Expect(pod.Status.ContainerStatuses).NotTo(BeEmpty())
+			w := pod.Status.ContainerStatuses[0].State.Waiting
+			g.Expect(w).NotTo(BeNil())
+			g.Expect(w.Reason).To(Equal("ImagePullBackOff"))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			events := mustKubectl(ctx, "-n", badNS, "get", "events", "--field-selector", "involvedObject.name="+bad+"-0", "-o", "jsonpath={..message}")
+			g.Expect(events).To(ContainSubstring(`Failed to pull image "kairolog/broker:no-such-tag": failed to resolve reference "docker.io/kairolog/broker:no-such-tag"`))
+			g.Expect(events).To(ContainSubstring("Error: ImagePullBackOff"))
+		}).WithContext(ctx).WithTimeout(eventDelivery).Should(Succeed())
+		Eventually(func(g Gomega) {
+			kc := &kairov1alpha1.KairoCluster{}
+			g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: badNS, Name: bad}, kc)).To(Succeed())
+			ready := meta.FindStatusCondition(kc.Status.Conditions, kairov1alpha1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Message).To(ContainSubstring(bad + "-0: ImagePullBackOff"))
+			say("bad image: Ready=%s %s: %s", ready.Status, ready.Reason, ready.Message)
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		mustKubectl(ctx, "delete", "namespace", badNS, "--wait=false")
+	}, SpecTimeout(5*time.Minute))
 
 	It("9. deletes the Topic from the brokers, and garbage-collects the KairoCluster's children", func(ctx SpecContext) {
 		topicDirs := func(topic string) []string {
