@@ -111,7 +111,7 @@ func build(args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-32s %s  %5.1f MiB compressed\n", t.Ref.Name(), digest, float64(size)/(1<<20))
+		fmt.Printf("%-32s %s  %5.1f MiB compressed\n", imagebuild.FullName(t.Ref), digest, float64(size)/(1<<20))
 	}
 	fmt.Printf("wrote %s and %s in %.1fs\n", layoutDir, strings.Join(archives, ", "), time.Since(began).Seconds())
 	return nil

@@ -140,7 +140,3 @@ func (c *containerRuntime) waitForImage(ctx context.Context, err error) bool {
 	c.pod.event(corev1.EventTypeWarning, "Failed", "Error: ImagePullBackOff")
 	return sleep(delay - first)
 }
-
-// imageNotFound reports whether a pull failed because the registry has no
-// such image (as opposed to being unreachable).
-func imageNotFound(err error) bool { return errors.Is(err, imagestore.ErrNotFound) }
