@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -343,5 +342,5 @@ func TestApplyLargeLayerStreams(t *testing.T) {
 	if p := peak.Load(); p > 64<<20 {
 		t.Errorf("heap in use peaked at %d MiB while unpacking a %d MiB layer", p>>20, size>>20)
 	}
-	t.Log(fmt.Sprintf("heap in use peaked at %.1f MiB", float64(peak.Load())/(1<<20)))
+	t.Logf("heap in use peaked at %.1f MiB", float64(peak.Load())/(1<<20))
 }
