@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// ErrImageNotMapped means a container asks for an image this node cannot run.
+// ErrImageNotMapped means a container asks for an image the binary map
+// does not have.
 var ErrImageNotMapped = errors.New("image is not mapped to a local binary")
 
 // Image is what the node knows of a container image: the binary that is
@@ -31,9 +32,10 @@ type Image struct {
 	Tools map[string]string
 }
 
-// ImageMap maps an image repository ("kairolog/broker") to the image the
-// node runs for it. The node has no container engine: "pulling" an image
-// means finding its binary.
+// ImageMap maps an image repository ("kairolog/broker") to a binary of this
+// machine that the node runs instead of pulling the image: the developer
+// fallback (kairo-local --binary-images). Such a container runs over the
+// node's own filesystem as root; its securityContext is not applied.
 type ImageMap map[string]Image
 
 // imagePath is the PATH of the project's distroless base image.
