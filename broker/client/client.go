@@ -181,7 +181,7 @@ func decodeError(resp *http.Response) error {
 	}
 	return &Error{Status: resp.StatusCode, Code: b.Code, Message: b.Error,
 		LogStartOffset: b.LogStartOffset, HighWatermark: b.HighWatermark, RetryAfterMs: b.RetryAfterMs,
-		Produce: b.produceOutcome()}
+		Produce: b.ProduceOutcome()}
 }
 
 // codeForStatus names a reply that did not carry a JSON error (a proxy or

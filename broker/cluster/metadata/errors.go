@@ -3,7 +3,8 @@ package metadata
 import (
 	"errors"
 	"fmt"
-	"net/http"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // Validation and fencing errors. Commands that fail validation leave the
@@ -41,34 +42,35 @@ var (
 	ErrRequestTimedOut        = errors.New("request timed out")
 )
 
+// codes names the API code of each error; package api holds the HTTP
+// status of every code.
 var codes = []struct {
-	err    error
-	code   string
-	status int
+	err  error
+	code string
 }{
-	{ErrUnknownTopic, "UNKNOWN_TOPIC", http.StatusNotFound},
-	{ErrTopicExists, "TOPIC_ALREADY_EXISTS", http.StatusConflict},
-	{ErrInvalidTopic, "INVALID_ARGUMENT", http.StatusBadRequest},
-	{ErrUnknownPartition, "UNKNOWN_PARTITION", http.StatusNotFound},
-	{ErrInvalidPartitions, "INVALID_PARTITIONS", http.StatusBadRequest},
-	{ErrInvalidReplicationFactor, "INVALID_REPLICATION_FACTOR", http.StatusBadRequest},
-	{ErrInvalidConfig, "INVALID_CONFIG", http.StatusBadRequest},
-	{ErrInternalTopic, "INTERNAL_TOPIC", http.StatusForbidden},
-	{ErrInvalidAssignment, "INVALID_ARGUMENT", http.StatusBadRequest},
-	{ErrReassignmentInfeasible, "REASSIGNMENT_INFEASIBLE", http.StatusConflict},
-	{ErrReassignmentInProgress, "REASSIGNMENT_IN_PROGRESS", http.StatusConflict},
-	{ErrBrokerNotEmpty, "BROKER_NOT_EMPTY", http.StatusConflict},
-	{ErrVoterNotReplaceable, "VOTER_NOT_REPLACEABLE", http.StatusConflict},
-	{ErrUnknownBroker, "UNKNOWN_BROKER", http.StatusNotFound},
-	{ErrNotController, "NOT_CONTROLLER", http.StatusServiceUnavailable},
-	{ErrFencedLeaderEpoch, "FENCED_LEADER_EPOCH", http.StatusConflict},
-	{ErrStalePartitionEpoch, "STALE_PARTITION_EPOCH", http.StatusConflict},
-	{ErrNotLeader, "NOT_LEADER", http.StatusConflict},
-	{ErrInvalidISR, "INVALID_ISR", http.StatusBadRequest},
-	{ErrStaleBrokerEpoch, "STALE_BROKER_EPOCH", http.StatusConflict},
-	{ErrInvalidCommand, "INVALID_ARGUMENT", http.StatusBadRequest},
-	{ErrNotReady, "NOT_READY", http.StatusServiceUnavailable},
-	{ErrRequestTimedOut, "REQUEST_TIMED_OUT", http.StatusServiceUnavailable},
+	{ErrUnknownTopic, api.CodeUnknownTopic},
+	{ErrTopicExists, api.CodeTopicAlreadyExists},
+	{ErrInvalidTopic, api.CodeInvalidArgument},
+	{ErrUnknownPartition, api.CodeUnknownPartition},
+	{ErrInvalidPartitions, api.CodeInvalidPartitions},
+	{ErrInvalidReplicationFactor, api.CodeInvalidReplicationFactor},
+	{ErrInvalidConfig, api.CodeInvalidConfig},
+	{ErrInternalTopic, api.CodeInternalTopic},
+	{ErrInvalidAssignment, api.CodeInvalidArgument},
+	{ErrReassignmentInfeasible, api.CodeReassignmentInfeasible},
+	{ErrReassignmentInProgress, api.CodeReassignmentInProgress},
+	{ErrBrokerNotEmpty, api.CodeBrokerNotEmpty},
+	{ErrVoterNotReplaceable, api.CodeVoterNotReplaceable},
+	{ErrUnknownBroker, api.CodeUnknownBroker},
+	{ErrNotController, api.CodeNotController},
+	{ErrFencedLeaderEpoch, api.CodeFencedLeaderEpoch},
+	{ErrStalePartitionEpoch, api.CodeStalePartitionEpoch},
+	{ErrNotLeader, api.CodeNotLeader},
+	{ErrInvalidISR, api.CodeInvalidISR},
+	{ErrStaleBrokerEpoch, api.CodeStaleBrokerEpoch},
+	{ErrInvalidCommand, api.CodeInvalidArgument},
+	{ErrNotReady, api.CodeNotReady},
+	{ErrRequestTimedOut, api.CodeRequestTimedOut},
 }
 
 // Code returns the API error code of err ("UNKNOWN_TOPIC", …) and the HTTP
@@ -77,10 +79,10 @@ var codes = []struct {
 func Code(err error) (code string, status int) {
 	for _, c := range codes {
 		if errors.Is(err, c.err) {
-			return c.code, c.status
+			return c.code, api.StatusForCode(c.code)
 		}
 	}
-	return "INTERNAL", http.StatusInternalServerError
+	return api.CodeInternal, api.StatusForCode(api.CodeInternal)
 }
 
 // ErrorForCode is the inverse of Code for errors carried between brokers:

@@ -1,0 +1,146 @@
+package api
+
+import "net/http"
+
+// Error codes. Every error reply, on the client API and between brokers,
+// carries one of these in its "code" field; docs/api.md lists the public
+// ones with their status.
+const (
+	CodeInvalidJSON              = "INVALID_JSON"
+	CodeInvalidArgument          = "INVALID_ARGUMENT"
+	CodeMissingField             = "MISSING_FIELD"
+	CodeInvalidConfig            = "INVALID_CONFIG"
+	CodeInvalidPartitions        = "INVALID_PARTITIONS"
+	CodeInvalidReplicationFactor = "INVALID_REPLICATION_FACTOR"
+	CodeNoActiveMembers          = "NO_ACTIVE_MEMBERS"
+
+	CodeNotFound         = "NOT_FOUND"
+	CodeUnknownTopic     = "UNKNOWN_TOPIC"
+	CodeUnknownPartition = "UNKNOWN_PARTITION"
+	CodeUnknownGroup     = "UNKNOWN_GROUP"
+	CodeUnknownMemberID  = "UNKNOWN_MEMBER_ID"
+	CodeUnknownBroker    = "UNKNOWN_BROKER"
+
+	CodeInternalTopic = "INTERNAL_TOPIC"
+
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+
+	CodeTopicAlreadyExists      = "TOPIC_ALREADY_EXISTS"
+	CodeIllegalGeneration       = "ILLEGAL_GENERATION"
+	CodeRebalanceInProgress     = "REBALANCE_IN_PROGRESS"
+	CodeNonEmptyGroup           = "NON_EMPTY_GROUP"
+	CodeReassignmentInfeasible  = "REASSIGNMENT_INFEASIBLE"
+	CodeBrokerNotEmpty          = "BROKER_NOT_EMPTY"
+	CodeVoterNotReplaceable     = "VOTER_NOT_REPLACEABLE"
+	CodeReassignmentInProgress  = "REASSIGNMENT_IN_PROGRESS"
+	CodeTopicDeletionInProgress = "TOPIC_DELETION_IN_PROGRESS"
+	CodeBodyTooLarge            = "BODY_TOO_LARGE"
+	CodeRecordTooLarge          = "RECORD_TOO_LARGE"
+	CodeUnsupportedMediaType    = "UNSUPPORTED_MEDIA_TYPE"
+	CodeOffsetOutOfRange        = "OFFSET_OUT_OF_RANGE"
+	CodeNotReady                = "NOT_READY"
+	CodeNotEnoughReplicas       = "NOT_ENOUGH_REPLICAS"
+	// CodeNotEnoughReplicasAfterAppend: acks=all, the records were
+	// written and committed (the high watermark covers them), but the ISR
+	// fell below min.insync.replicas while the producer waited, so they are
+	// on fewer replicas than it asked for (Kafka's
+	// NOT_ENOUGH_REPLICAS_AFTER_APPEND, code 20). Unlike NOT_ENOUGH_REPLICAS
+	// (nothing written), sending them again stores them twice.
+	CodeNotEnoughReplicasAfterAppend = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+	CodeLeaderNotAvailable           = "LEADER_NOT_AVAILABLE"
+	CodeCoordinatorNotAvailable      = "COORDINATOR_NOT_AVAILABLE"
+	CodeNotController                = "NOT_CONTROLLER"
+	CodeStorageError                 = "STORAGE_ERROR"
+	CodeRequestTimedOut              = "REQUEST_TIMED_OUT"
+	CodeInternal                     = "INTERNAL"
+	CodeBrokerUnavailable            = "BROKER_UNAVAILABLE"
+)
+
+// Codes that only travel between brokers: the fencing and placement
+// answers of the controller and of a partition leader, and the peer
+// listener's refusal of a caller without the cluster secret. A client of
+// the public API never sees them; the broker maps them to a public code
+// first.
+const (
+	CodeNotLeader           = "NOT_LEADER"
+	CodeFencedLeaderEpoch   = "FENCED_LEADER_EPOCH"
+	CodeUnknownLeaderEpoch  = "UNKNOWN_LEADER_EPOCH"
+	CodeStalePartitionEpoch = "STALE_PARTITION_EPOCH"
+	CodeStaleBrokerEpoch    = "STALE_BROKER_EPOCH"
+	CodeInvalidISR          = "INVALID_ISR"
+	CodeNotReplica          = "NOT_REPLICA"
+	CodeUnauthenticated     = "UNAUTHENTICATED"
+)
+
+// statuses is the one table of HTTP statuses: a code has the same status
+// on every listener and in every package.
+var statuses = map[string]int{
+	CodeInvalidJSON:              http.StatusBadRequest,
+	CodeInvalidArgument:          http.StatusBadRequest,
+	CodeMissingField:             http.StatusBadRequest,
+	CodeInvalidConfig:            http.StatusBadRequest,
+	CodeInvalidPartitions:        http.StatusBadRequest,
+	CodeInvalidReplicationFactor: http.StatusBadRequest,
+	CodeNoActiveMembers:          http.StatusBadRequest,
+	CodeInvalidISR:               http.StatusBadRequest,
+
+	CodeUnauthenticated: http.StatusUnauthorized,
+	CodeInternalTopic:   http.StatusForbidden,
+
+	CodeNotFound:         http.StatusNotFound,
+	CodeUnknownTopic:     http.StatusNotFound,
+	CodeUnknownPartition: http.StatusNotFound,
+	CodeUnknownGroup:     http.StatusNotFound,
+	CodeUnknownMemberID:  http.StatusNotFound,
+	CodeUnknownBroker:    http.StatusNotFound,
+
+	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+
+	CodeTopicAlreadyExists:     http.StatusConflict,
+	CodeIllegalGeneration:      http.StatusConflict,
+	CodeRebalanceInProgress:    http.StatusConflict,
+	CodeNonEmptyGroup:          http.StatusConflict,
+	CodeReassignmentInfeasible: http.StatusConflict,
+	CodeBrokerNotEmpty:         http.StatusConflict,
+	CodeVoterNotReplaceable:    http.StatusConflict,
+	CodeReassignmentInProgress: http.StatusConflict,
+	CodeFencedLeaderEpoch:      http.StatusConflict,
+	CodeUnknownLeaderEpoch:     http.StatusConflict,
+	CodeStalePartitionEpoch:    http.StatusConflict,
+	CodeStaleBrokerEpoch:       http.StatusConflict,
+	CodeNotReplica:             http.StatusConflict,
+
+	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
+	CodeRecordTooLarge:       http.StatusRequestEntityTooLarge,
+	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	CodeOffsetOutOfRange:     http.StatusRequestedRangeNotSatisfiable,
+	// The request reached a broker that does not lead the partition.
+	CodeNotLeader: http.StatusMisdirectedRequest,
+
+	CodeNotReady:                     http.StatusServiceUnavailable,
+	CodeNotEnoughReplicas:            http.StatusServiceUnavailable,
+	CodeNotEnoughReplicasAfterAppend: http.StatusServiceUnavailable,
+	CodeLeaderNotAvailable:           http.StatusServiceUnavailable,
+	CodeCoordinatorNotAvailable:      http.StatusServiceUnavailable,
+	CodeNotController:                http.StatusServiceUnavailable,
+	CodeStorageError:                 http.StatusServiceUnavailable,
+	CodeRequestTimedOut:              http.StatusServiceUnavailable,
+	CodeBrokerUnavailable:            http.StatusServiceUnavailable,
+
+	CodeInternal: http.StatusInternalServerError,
+}
+
+// StatusForCode is the HTTP status of an error code; unknown codes are
+// internal errors.
+func StatusForCode(code string) int {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// KnownCode reports whether code is in the table.
+func KnownCode(code string) bool {
+	_, ok := statuses[code]
+	return ok
+}
