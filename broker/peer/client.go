@@ -1,0 +1,192 @@
+package peer
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/api"
+)
+
+// MaxReplyBytes bounds a reply a broker reads from a peer.
+const MaxReplyBytes = 256 << 20
+
+// Client calls other brokers' peer listeners with the cluster secret over
+// one keep-alive transport.
+type Client struct {
+	secret Secret
+	http   *http.Client
+}
+
+// NewClient is a Client that proves secret on every call.
+func NewClient(secret Secret) *Client {
+	t := &http.Transport{
+		Proxy:       nil,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		// Followers long-poll leaders while other calls go on: keep enough
+		// idle connections per broker that none is dialled per request.
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 1024,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	c := &Client{secret: secret}
+	c.http = &http.Client{Transport: &authTransport{secret: secret, next: t}}
+	return c
+}
+
+// HTTPClient is an http.Client whose requests carry the cluster secret:
+// the broker proxies client requests with it to ForwardURL, where they
+// are marked forwarded by the path they arrive on (and carry
+// HeaderLeaderEpoch when the forwarder sets it).
+func (c *Client) HTTPClient() *http.Client { return c.http }
+
+// ForwardURL is where the broker at addr serves client requests proxied
+// to it.
+func ForwardURL(addr string) string { return baseURL(addr) + ForwardPath }
+
+// Close drops idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// authTransport adds the peer headers to every request.
+type authTransport struct {
+	secret Secret
+	next   http.RoundTripper
+}
+
+func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(headerAuthorization, "Bearer "+t.secret.value)
+	return t.next.RoundTrip(r)
+}
+
+func (t *authTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// UnreachableError is a call that got no answer from the peer: it could
+// not be dialled, or the connection broke. The operation may or may not
+// have run.
+type UnreachableError struct {
+	Addr string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string { return fmt.Sprintf("broker at %s: %v", e.Addr, e.Err) }
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// IsUnreachable reports whether err is an UnreachableError.
+func IsUnreachable(err error) bool {
+	var u *UnreachableError
+	return errors.As(err, &u)
+}
+
+// baseURL accepts an address with or without a scheme.
+func baseURL(addr string) string {
+	if strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://") {
+		return strings.TrimSuffix(addr, "/")
+	}
+	return "http://" + addr
+}
+
+// CallOption changes how one call is sent.
+type CallOption func(*http.Request)
+
+// Forwarded sends the call as passed on for another broker
+// (HeaderForwarded): the receiver answers it or refuses it.
+func Forwarded() CallOption {
+	return func(r *http.Request) { r.Header.Set(HeaderForwarded, "1") }
+}
+
+// Call runs op on the broker whose peer listener is at addr. An error
+// reply is an *api.Error; no reply is an *UnreachableError; the context's
+// end is its error.
+func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req, Resp], req Req, opts ...CallOption) (Resp, error) {
+	var resp Resp
+	body, err := json.Marshal(req)
+	if err != nil {
+		return resp, fmt.Errorf("peer %s: encode request: %w", op.name, err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL(addr)+op.path(), bytes.NewReader(body))
+	if err != nil {
+		return resp, fmt.Errorf("peer %s: %w", op.name, err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	for _, o := range opts {
+		o(hreq)
+	}
+	res, err := c.http.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return resp, ctx.Err()
+		}
+		return resp, &UnreachableError{Addr: addr, Err: err}
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxReplyBytes))
+	if err != nil {
+		if ctx.Err() != nil {
+			return resp, ctx.Err()
+		}
+		return resp, &UnreachableError{Addr: addr, Err: err}
+	}
+	if res.StatusCode != http.StatusOK {
+		return resp, decodeError(res.StatusCode, raw)
+	}
+	if res.Header.Get("Content-Type") == frameType {
+		return resp, decodeFrame(raw, &resp)
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return resp, fmt.Errorf("peer %s: decode reply: %w", op.name, err)
+	}
+	return resp, nil
+}
+
+func decodeFrame[Resp any](raw []byte, resp *Resp) error {
+	p, ok := any(resp).(Payload)
+	if !ok {
+		return frameError("a payload for a reply that carries none")
+	}
+	if len(raw) < 4 {
+		return frameError("%d bytes, shorter than its length prefix", len(raw))
+	}
+	n := binary.BigEndian.Uint32(raw)
+	if uint64(n) > uint64(len(raw)-4) {
+		return frameError("JSON of %d bytes in a frame of %d", n, len(raw))
+	}
+	if err := json.Unmarshal(raw[4:4+n], resp); err != nil {
+		return frameError("%v", err)
+	}
+	p.SetPeerPayload(raw[4+n:])
+	return nil
+}
+
+// decodeError is the *api.Error of an error reply; a body without a code
+// (a proxy in between) is named by its status.
+func decodeError(status int, raw []byte) error {
+	var b api.ErrorBody
+	if err := json.Unmarshal(raw, &b); err != nil || b.Code == "" {
+		code := api.CodeInternal
+		switch status {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			code = api.CodeBrokerUnavailable
+		case http.StatusNotFound:
+			code = api.CodeNotFound
+		}
+		msg := strings.TrimSpace(string(raw))
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		return &api.Error{Status: status, Code: code, Message: msg}
+	}
+	return api.FromBody(status, b)
+}

@@ -1,0 +1,226 @@
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/kairolog/kairolog/broker/api"
+)
+
+type echoReq struct {
+	Text string `json:"text"`
+	Fail string `json:"fail,omitempty"`
+}
+
+type echoResp struct {
+	Text      string `json:"text"`
+	Forwarded bool   `json:"forwarded"`
+}
+
+type batchResp struct {
+	HighWatermark int64  `json:"high_watermark"`
+	Batches       []byte `json:"-"`
+}
+
+func (r *batchResp) PeerPayload() []byte     { return r.Batches }
+func (r *batchResp) SetPeerPayload(b []byte) { r.Batches = b }
+
+var (
+	opEcho  = NewOp[echoReq, echoResp]("test/echo")
+	opBatch = NewOp[echoReq, batchResp]("test/batch")
+)
+
+func testSecret(t *testing.T, s string) Secret {
+	t.Helper()
+	sec, err := NewSecret(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sec
+}
+
+// startPeer serves a Mux with the test operations and a forward handler
+// that echoes what it saw.
+func startPeer(t *testing.T, secret Secret) string {
+	t.Helper()
+	m := NewMux(secret, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	Handle(m, opEcho, func(ctx context.Context, req echoReq) (echoResp, error) {
+		switch req.Fail {
+		case "not-leader":
+			leader, epoch := int32(2), int32(7)
+			e := api.Errorf(api.CodeNotLeader, "broker 2 leads")
+			e.Leader, e.LeaderEpoch = &leader, &epoch
+			return echoResp{}, fmt.Errorf("wrapped: %w", e)
+		case "bug":
+			return echoResp{}, errors.New("no code for this")
+		}
+		return echoResp{Text: req.Text, Forwarded: IsForwarded(ctx)}, nil
+	})
+	Handle(m, opBatch, func(ctx context.Context, req echoReq) (batchResp, error) {
+		return batchResp{HighWatermark: 42, Batches: append([]byte{0, 1, 0xff}, req.Text...)}, nil
+	})
+	m.Forward(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e, _ := LeaderEpoch(r.Context())
+		fmt.Fprintf(w, "%s %s forwarded=%v epoch=%d", r.Method, r.URL.Path, IsForwarded(r.Context()), e)
+	}))
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// TestPeerCallsNeedTheClusterSecret: without the secret, with another one
+// or in another scheme, every path — operations, proxied client requests,
+// unknown paths — is 401 UNAUTHENTICATED in JSON, before anything runs.
+func TestPeerCallsNeedTheClusterSecret(t *testing.T) {
+	secret := testSecret(t, "correct horse battery staple")
+	addr := startPeer(t, secret)
+	for _, auth := range []string{"", "Bearer wrong horse battery staple", "Bearer ", "Basic Y29ycmVjdA==",
+		"bearer correct horse battery staple", "Bearer correct horse battery staple2"} {
+		for _, path := range []string{"/internal/test/echo", "/internal/forward/produce", "/internal/nope", "/"} {
+			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+path, strings.NewReader(`{"text":"x"}`))
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body api.ErrorBody
+			err = json.NewDecoder(res.Body).Decode(&body)
+			res.Body.Close()
+			if err != nil || res.StatusCode != http.StatusUnauthorized || body.Code != api.CodeUnauthenticated || body.Error == "" {
+				t.Errorf("%q %s: %d %+v %v", auth, path, res.StatusCode, body, err)
+			}
+		}
+	}
+	// A client holding another secret is refused the same way.
+	_, err := Call(context.Background(), NewClient(testSecret(t, "another cluster's secret")), addr, opEcho, echoReq{Text: "x"})
+	if !api.IsCode(err, api.CodeUnauthenticated) {
+		t.Fatalf("call with another secret: %v", err)
+	}
+}
+
+func TestCall(t *testing.T) {
+	secret := testSecret(t, "correct horse battery staple")
+	addr := startPeer(t, secret)
+	c := NewClient(secret)
+	defer c.Close()
+	ctx := context.Background()
+
+	got, err := Call(ctx, c, addr, opEcho, echoReq{Text: "hello"})
+	if err != nil || got.Text != "hello" || got.Forwarded {
+		t.Fatalf("echo: %+v %v", got, err)
+	}
+	got, err = Call(ctx, c, addr, opEcho, echoReq{Text: "again"}, Forwarded())
+	if err != nil || !got.Forwarded {
+		t.Fatalf("forwarded echo: %+v %v", got, err)
+	}
+
+	// A reply with a payload: the bytes arrive as they were, binary and all.
+	b, err := Call(ctx, c, addr, opBatch, echoReq{Text: "batch bytes\n"})
+	if err != nil || b.HighWatermark != 42 || string(b.Batches) != "\x00\x01\xffbatch bytes\n" {
+		t.Fatalf("payload: %+v %v", b, err)
+	}
+
+	// Errors keep their code, status and details across the wire.
+	_, err = Call(ctx, c, addr, opEcho, echoReq{Fail: "not-leader"})
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Code != api.CodeNotLeader || ae.Status != http.StatusMisdirectedRequest ||
+		ae.Leader == nil || *ae.Leader != 2 || ae.LeaderEpoch == nil || *ae.LeaderEpoch != 7 {
+		t.Fatalf("not leader: %v", err)
+	}
+	_, err = Call(ctx, c, addr, opEcho, echoReq{Fail: "bug"})
+	if !errors.As(err, &ae) || ae.Code != api.CodeInternal || ae.Status != http.StatusInternalServerError {
+		t.Fatalf("unmapped error: %v", err)
+	}
+	_, err = Call(ctx, c, addr, NewOp[echoReq, echoResp]("test/none"), echoReq{})
+	if !api.IsCode(err, api.CodeNotFound) {
+		t.Fatalf("unknown operation: %v", err)
+	}
+
+	// Malformed requests from a peer that holds the secret.
+	for _, tc := range []struct {
+		method, body string
+		status       int
+		code         string
+	}{
+		{http.MethodGet, "", http.StatusMethodNotAllowed, api.CodeMethodNotAllowed},
+		{http.MethodPost, `{"text":`, http.StatusBadRequest, api.CodeInvalidJSON},
+		{http.MethodPost, `{"text":5}`, http.StatusBadRequest, api.CodeInvalidJSON},
+	} {
+		req, _ := http.NewRequest(tc.method, "http://"+addr+"/internal/test/echo", strings.NewReader(tc.body))
+		res, err := c.HTTPClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body api.ErrorBody
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != tc.status || body.Code != tc.code {
+			t.Errorf("%s %q: %d %+v", tc.method, tc.body, res.StatusCode, body)
+		}
+	}
+
+	// No answer at all is an UnreachableError.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	if _, err := Call(ctx, c, dead, opEcho, echoReq{}); !IsUnreachable(err) {
+		t.Fatalf("dead peer: %v", err)
+	}
+}
+
+// TestForwardedClientRequests: a client request proxied to ForwardURL
+// reaches the client handler with the prefix stripped, marked forwarded,
+// with the forwarder's leader epoch.
+func TestForwardedClientRequests(t *testing.T) {
+	secret := testSecret(t, "correct horse battery staple")
+	addr := startPeer(t, secret)
+	c := NewClient(secret)
+	req, _ := http.NewRequest(http.MethodPost, ForwardURL(addr)+"/produce", strings.NewReader(`{}`))
+	req.Header.Set(HeaderLeaderEpoch, "5")
+	res, err := c.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(b) != "POST /produce forwarded=true epoch=5" {
+		t.Fatalf("forwarded request seen as %q", b)
+	}
+}
+
+func TestSecret(t *testing.T) {
+	if _, err := NewSecret("short"); !errors.Is(err, ErrWeakSecret) {
+		t.Fatalf("a 5-character secret: %v", err)
+	}
+	s := testSecret(t, "  correct horse battery staple\n")
+	if s.Reveal() != "correct horse battery staple" {
+		t.Fatalf("surrounding whitespace kept: %q", s.Reveal())
+	}
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s", s, s, s, s),
+		fmt.Sprintf("%+v", struct{ S Secret }{s})} {
+		if strings.Contains(out, "horse") {
+			t.Fatalf("the secret printed: %s", out)
+		}
+	}
+	g1, g2 := GenerateSecret(), GenerateSecret()
+	if len(g1.Reveal()) != 64 || g1.Reveal() == g2.Reveal() {
+		t.Fatalf("generated secrets %d chars, equal %v", len(g1.Reveal()), g1.Reveal() == g2.Reveal())
+	}
+	if (Secret{}).matches("") {
+		t.Fatal("an unset secret admits an empty token")
+	}
+}

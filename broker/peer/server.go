@@ -1,0 +1,177 @@
+package peer
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/kairolog/kairolog/broker/api"
+)
+
+// MaxRequestBytes bounds a peer request's body (a describe's partition
+// list for thousands of partitions fits many times over).
+const MaxRequestBytes = 64 << 20
+
+// forwardName is the path under PathPrefix where client requests proxied
+// from another broker arrive: /internal/forward/produce is the client
+// API's POST /produce.
+const forwardName = "forward"
+
+// ForwardPath is the base path of proxied client requests.
+const ForwardPath = PathPrefix + forwardName
+
+// frameType is the content type of a reply with a Payload: a 4-byte
+// big-endian length, that many bytes of JSON, then the raw payload.
+const frameType = "application/x-kairo-frame"
+
+// Mux serves the peer operations. It refuses every request without the
+// cluster secret before looking at it further.
+type Mux struct {
+	secret  Secret
+	log     *slog.Logger
+	mux     *http.ServeMux
+	forward http.Handler
+}
+
+// NewMux is a Mux that admits callers holding secret.
+func NewMux(secret Secret, log *slog.Logger) *Mux {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Mux{secret: secret, log: log, mux: http.NewServeMux()}
+}
+
+// Handle serves op with h. An error h returns is answered with its code:
+// an *api.Error as it is, anything else as 500 INTERNAL (a bug), so
+// handlers map their package's errors to api codes first.
+func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context, req Req) (Resp, error)) {
+	m.mux.HandleFunc(op.path(), func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, api.Errorf(api.CodeMethodNotAllowed, "peer operations are POST, not %s", r.Method))
+			return
+		}
+		var req Req
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+		if err == nil {
+			err = json.Unmarshal(body, &req)
+		}
+		if err != nil {
+			writeError(w, api.Errorf(api.CodeInvalidJSON, "%s: %v", op.name, err))
+			return
+		}
+		resp, err := h(r.Context(), req)
+		if err != nil {
+			m.writeHandlerError(w, op.name, err)
+			return
+		}
+		writeResult(w, &resp)
+	})
+}
+
+// Forward serves client requests other brokers proxy here with h (the
+// client API's handler), the ForwardPath prefix stripped and the context
+// marked forwarded, with the forwarder's leader epoch when it sent one.
+func (m *Mux) Forward(h http.Handler) {
+	m.forward = http.StripPrefix(ForwardPath, h)
+}
+
+// ServeHTTP checks the cluster secret, then routes.
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := m.authenticate(r); err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="kairolog-peers"`)
+		writeError(w, err)
+		return
+	}
+	ctx := r.Context()
+	if r.Header.Get(HeaderForwarded) != "" {
+		ctx = WithForwarded(ctx)
+	}
+	if strings.HasPrefix(r.URL.Path, ForwardPath+"/") {
+		if m.forward == nil {
+			writeError(w, api.Errorf(api.CodeNotFound, "this broker serves no proxied client requests"))
+			return
+		}
+		ctx = WithForwarded(ctx)
+		if e, ok := parseEpoch(r.Header.Get(HeaderLeaderEpoch)); ok {
+			ctx = WithLeaderEpoch(ctx, e)
+		}
+		m.forward.ServeHTTP(w, r.WithContext(ctx))
+		return
+	}
+	h, pattern := m.mux.Handler(r)
+	if pattern == "" {
+		writeError(w, api.Errorf(api.CodeNotFound, "no peer operation %s %s", r.Method, r.URL.Path))
+		return
+	}
+	h.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// authenticate admits a request whose Authorization header is "Bearer "
+// and the cluster secret.
+func (m *Mux) authenticate(r *http.Request) *api.Error {
+	h := r.Header.Get(headerAuthorization)
+	if h == "" {
+		return api.Errorf(api.CodeUnauthenticated, "peer calls need the cluster secret (Authorization: Bearer …)")
+	}
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || !m.secret.matches(token) {
+		return api.Errorf(api.CodeUnauthenticated, "wrong cluster secret")
+	}
+	return nil
+}
+
+func (m *Mux) writeHandlerError(w http.ResponseWriter, op string, err error) {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		m.log.Error("Peer operation failed with an unmapped error", "op", op, "error", err)
+		ae = api.Errorf(api.CodeInternal, "%s: %v", op, err)
+	}
+	writeError(w, ae)
+}
+
+func writeError(w http.ResponseWriter, e *api.Error) {
+	status := e.Status
+	if status == 0 {
+		status = api.StatusForCode(e.Code)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(e.Body())
+}
+
+// writeResult writes a reply: JSON, or a frame when it carries a Payload.
+func writeResult(w http.ResponseWriter, resp any) {
+	out, err := json.Marshal(resp)
+	if err != nil {
+		writeError(w, api.Errorf(api.CodeInternal, "encode reply: %v", err))
+		return
+	}
+	p, ok := resp.(Payload)
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		_, _ = w.Write(out)
+		return
+	}
+	payload := p.PeerPayload()
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(out)))
+	w.Header().Set("Content-Type", frameType)
+	w.Header().Set("Content-Length", strconv.Itoa(4+len(out)+len(payload)))
+	_, _ = w.Write(n[:])
+	_, _ = w.Write(out)
+	_, _ = w.Write(payload)
+}
+
+// frameError is a malformed frame from a peer.
+func frameError(format string, args ...any) error {
+	return fmt.Errorf("peer reply: "+format, args...)
+}
