@@ -82,7 +82,7 @@ const metadataCatchUpWait = 2 * time.Second
 // metadataCatchUpWait passes, and returns the image it saw last. It waits
 // only while this broker's image is behind the forwarding broker's: the
 // topic or partition is missing, or the partition's leader epoch is older
-// than the one the forwarder sent (client.LeaderEpochHeader). When this
+// than the one the forwarder sent (peer.HeaderLeaderEpoch). When this
 // broker's image is the newer one, the request is answered at once (its
 // client retries with the leader it names).
 func (b *Broker) awaitLeadership(ctx context.Context, topic string, p int32) *metadata.Image {

@@ -26,9 +26,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
 	"github.com/kairolog/kairolog/broker/topicconfig"
@@ -45,8 +45,11 @@ type Broker struct {
 	node     *cluster.Node
 	replicas *replica.Manager
 	coords   *coordinators
-	peers    *peers
-	rr       sync.Map // topic → *roundRobin
+	// peerClient calls other brokers' peer listeners; peers proxies
+	// client requests over it.
+	peerClient *peer.Client
+	peers      *peers
+	rr         sync.Map // topic → *roundRobin
 
 	// managerReady closes once replicas is set; coordinator loads wait for
 	// it because leadership callbacks can arrive while NewManager runs.
@@ -69,8 +72,9 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	s := cfg.Settings
+	pc := peer.NewClient(cfg.PeerSecret)
 	b := &Broker{cfg: cfg, settings: s, id: cfg.ID, log: cfg.Logger.With("broker", cfg.ID), now: cfg.Now,
-		peers: newPeers(), managerReady: make(chan struct{})}
+		peerClient: pc, peers: newPeers(pc), managerReady: make(chan struct{})}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.coords = newCoordinators(b)
 
@@ -85,7 +89,8 @@ func New(cfg Config) (*Broker, error) {
 	}
 	node, err := cluster.Start(cluster.Config{
 		BrokerID: int(cfg.ID), DataDir: cfg.DataDir, RaftListen: cfg.RaftListen, RaftListener: cfg.RaftListener, RaftAdvertise: raftAdvertise,
-		HTTPAdvertise: cfg.HTTPAdvertise, Rack: cfg.Rack, InitialVoters: cfg.InitialVoters,
+		HTTPAdvertise: cfg.HTTPAdvertise, PeerAdvertise: cfg.PeerAdvertise, Peer: pc,
+		Rack: cfg.Rack, InitialVoters: cfg.InitialVoters,
 		JoinAddresses:     cfg.BootstrapServers,
 		HeartbeatInterval: s.BrokerHeartbeatInterval, SessionTimeout: s.BrokerSessionTimeout,
 		DefaultMinInsyncReplicas: s.MinInsyncReplicas,
@@ -104,7 +109,7 @@ func New(cfg Config) (*Broker, error) {
 	b.node = node
 	b.replicas, err = replica.NewManager(replica.Config{
 		BrokerID: cfg.ID, DataDir: cfg.DataDir,
-		Metadata: replica.ClusterMetadata{Source: node}, ISR: replica.ClusterISR{Node: node},
+		Metadata: replica.ClusterMetadata{Source: node}, ISR: replica.ClusterISR{Node: node}, Peer: pc,
 		LogConfig:         s.logConfig,
 		ReplicaLagTimeMax: s.ReplicaLagTimeMax, FetchWait: s.ReplicaFetchWaitMax, FetchMaxBytes: s.ReplicaFetchMaxBytes,
 		RetentionCheckInterval: s.LogRetentionCheckMs,
@@ -299,15 +304,18 @@ func (b *Broker) Ready() error {
 	return nil
 }
 
-// InternalHandler serves the broker-to-broker API under /internal/.
-func (b *Broker) InternalHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle(cluster.InternalPrefix, b.node.Handler())
-	mux.Handle("/internal/replica/", b.replicas.Handler())
-	mux.HandleFunc("GET "+internalOffsetsPath, b.serveOffsets)
-	mux.HandleFunc("POST "+internalPartitionsPath, b.servePartitions)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeInternalError(w, client.Errorf(client.CodeNotFound, "no internal endpoint %s %s", r.Method, r.URL.Path))
-	})
-	return mux
+// PeerHandler is the handler of the peer listener: the controller's,
+// the replicas' and this package's operations on the peer transport
+// (broker/peer), and client requests other brokers proxy here, served by
+// public (the client API's handler) under peer.ForwardPath. Every request
+// must carry the cluster secret. Serve it only on the peer listener: the
+// client port never answers these paths.
+func (b *Broker) PeerHandler(public http.Handler) http.Handler {
+	m := peer.NewMux(b.cfg.PeerSecret, b.log)
+	b.node.ServePeer(m)
+	b.replicas.ServePeer(m)
+	peer.Handle(m, opOffsets, b.serveOffsets)
+	peer.Handle(m, opPartitions, b.servePartitions)
+	m.Forward(public)
+	return m
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 // Config configures a Broker. cmd/broker fills it from flags, KAIRO_*
@@ -17,9 +19,21 @@ type Config struct {
 	ID int32
 	// DataDir holds the partition logs and DataDir/metadata the raft state.
 	DataDir string
-	// HTTPAdvertise is the host:port other brokers and proxies use to reach
-	// this broker's HTTP listener (--advertised-address).
+	// HTTPAdvertise is the host:port clients use to reach this broker's
+	// client (HTTP) listener (--advertised-address); the metadata shows it.
 	HTTPAdvertise string
+	// PeerAdvertise is the host:port other brokers reach this broker's peer
+	// listener at (--peer-advertised-address): controller operations,
+	// replica fetches, views and proxied client requests. The caller
+	// serves PeerHandler there.
+	PeerAdvertise string
+	// PeerSecret is the cluster secret every peer call carries and the
+	// peer listener demands (--peer-secret-file). A broker alone in its
+	// cluster (no other initial voter, nothing to join through) may leave
+	// it unset: it then generates one that no other broker knows, so no
+	// broker can join it. Every broker of a larger cluster needs the same
+	// one.
+	PeerSecret peer.Secret
 	// RaftListen is the raft transport's listen address (--raft-listen);
 	// RaftAdvertise the host:port peers dial (default: HTTPAdvertise's host
 	// with RaftListen's port).
@@ -34,7 +48,7 @@ type Config struct {
 	// InitialVoters form the metadata quorum at bootstrap; empty means a
 	// one-voter cluster of this broker.
 	InitialVoters []cluster.Voter
-	// BootstrapServers are HTTP addresses to register through when this
+	// BootstrapServers are peer addresses to register through when this
 	// broker is not an initial voter.
 	BootstrapServers []string
 	// Rack spreads replicas across failure domains.
@@ -57,6 +71,15 @@ func (c *Config) setDefaults() error {
 	if c.HTTPAdvertise == "" {
 		return fmt.Errorf("broker: the HTTP advertised address is required")
 	}
+	if c.PeerAdvertise == "" {
+		return fmt.Errorf("broker: the peer advertised address is required")
+	}
+	if c.PeerSecret.IsZero() {
+		if !c.alone() {
+			return fmt.Errorf("broker: %w: a cluster of several brokers needs the same cluster secret on each (--peer-secret-file)", ErrNoPeerSecret)
+		}
+		c.PeerSecret = peer.GenerateSecret()
+	}
 	if c.RaftListen == "" && c.RaftListener != nil {
 		c.RaftListen = c.RaftListener.Addr().String()
 	}
@@ -73,4 +96,22 @@ func (c *Config) setDefaults() error {
 		c.Now = time.Now
 	}
 	return nil
+}
+
+// ErrNoPeerSecret: the broker has peers but no cluster secret to prove
+// itself to them with.
+var ErrNoPeerSecret = errors.New("no cluster secret")
+
+// alone reports whether the configuration names no other broker: no
+// initial voter but this one and nothing to join through.
+func (c *Config) alone() bool {
+	if len(c.BootstrapServers) > 0 {
+		return false
+	}
+	for _, v := range c.InitialVoters {
+		if v.ID != int(c.ID) {
+			return false
+		}
+	}
+	return true
 }

@@ -79,7 +79,7 @@ func (b *Broker) proxyFetch(ctx context.Context, args FetchArgs, leader, epoch i
 	if err != nil {
 		return nil, err
 	}
-	pc = pc.WithLeaderEpoch(epoch)
+	pc = withEpoch(pc, epoch)
 	resp, err := pc.Fetch(ctx, client.FetchRequest{Topic: args.Topic, Partition: args.Partition, Offset: args.Offset,
 		MaxRecords: args.MaxRecords, MaxBytes: args.MaxBytes, WaitMs: int(args.Wait.Milliseconds()), Encoding: client.EncodingBase64})
 	if err != nil {

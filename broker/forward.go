@@ -1,32 +1,19 @@
 package broker
 
-import "context"
+import (
+	"context"
 
-type forwardedKey struct{}
+	"github.com/kairolog/kairolog/broker/peer"
+)
 
-// WithForwarded marks ctx as serving a request another broker proxied here.
-// Such a request is answered locally or refused, never proxied again, so two
-// brokers with different views of leadership cannot bounce it between them.
-func WithForwarded(ctx context.Context) context.Context {
-	return context.WithValue(ctx, forwardedKey{}, true)
-}
+// IsForwarded reports whether ctx serves a client request another broker
+// proxied here over the peer transport (it arrived on the peer listener
+// under peer.ForwardPath, never on the client port). Such a request is
+// answered locally or refused, never proxied again, so two brokers with
+// different views of leadership cannot bounce it between them.
+func IsForwarded(ctx context.Context) bool { return peer.IsForwarded(ctx) }
 
-// IsForwarded reports whether ctx serves a proxied request.
-func IsForwarded(ctx context.Context) bool {
-	v, _ := ctx.Value(forwardedKey{}).(bool)
-	return v
-}
-
-type forwarderEpochKey struct{}
-
-// WithForwarderEpoch records on a forwarded request's ctx the leader epoch
-// the forwarding broker saw for the partition the request is about.
-func WithForwarderEpoch(ctx context.Context, epoch int32) context.Context {
-	return context.WithValue(ctx, forwarderEpochKey{}, epoch)
-}
-
-// forwarderEpoch is the epoch WithForwarderEpoch recorded, if any.
-func forwarderEpoch(ctx context.Context) (int32, bool) {
-	e, ok := ctx.Value(forwarderEpochKey{}).(int32)
-	return e, ok
-}
+// forwarderEpoch is the leader epoch the forwarding broker saw for the
+// partition a forwarded request is about (peer.HeaderLeaderEpoch), if it
+// sent one.
+func forwarderEpoch(ctx context.Context) (int32, bool) { return peer.LeaderEpoch(ctx) }

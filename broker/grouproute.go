@@ -45,7 +45,7 @@ func (b *Broker) onCoordinator(ctx context.Context, groupID string, local func(*
 				return err
 			}
 			if t := b.image().Topic(offsetsTopic); t != nil && int(partition) < len(t.Partitions) {
-				pc = pc.WithLeaderEpoch(int32(t.Partitions[partition].LeaderEpoch))
+				pc = withEpoch(pc, int32(t.Partitions[partition].LeaderEpoch))
 			}
 			return peerError(remote(pc), client.CodeCoordinatorNotAvailable, leader)
 		case err == nil && leader >= 0:

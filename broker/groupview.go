@@ -2,14 +2,11 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/group"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/replica"
 )
 
@@ -22,9 +19,17 @@ type partitionOffsets struct {
 	OffsetForTimestamp *int64 `json:"offset_for_timestamp,omitempty"`
 }
 
-// internalOffsetsPath answers partitionOffsets for partitions this broker
-// leads; a coordinator on another broker uses it for lag and resets.
-const internalOffsetsPath = "/internal/broker/offsets"
+// offsetsRequest asks a partition's leader for its bounds, and the offset
+// for a timestamp when Timestamp is set.
+type offsetsRequest struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Timestamp *int64 `json:"timestamp,omitempty"`
+}
+
+// opOffsets answers partitionOffsets for partitions this broker leads; a
+// coordinator on another broker uses it for lag and resets.
+var opOffsets = peer.NewOp[offsetsRequest, partitionOffsets]("broker/offsets")
 
 // groupView is the group.Partitions the coordinators read: partition counts
 // from the metadata, offsets from each partition's leader.
@@ -77,16 +82,11 @@ func (b *Broker) partitionOffsets(ctx context.Context, topic string, p int32, ts
 	if leader == b.id || leader < 0 {
 		return b.localOffsets(ctx, topic, p, ts)
 	}
-	pc, err := b.peer(leader)
+	addr, err := b.peerAddress(leader)
 	if err != nil {
 		return partitionOffsets{}, err
 	}
-	q := map[string]string{"topic": topic, "partition": strconv.Itoa(int(p))}
-	if ts != nil {
-		q["timestamp"] = strconv.FormatInt(*ts, 10)
-	}
-	var out partitionOffsets
-	err = pc.Internal(ctx, http.MethodGet, internalOffsetsPath, q, &out)
+	out, err := peer.Call(ctx, b.peerClient, addr, opOffsets, offsetsRequest{Topic: topic, Partition: p, Timestamp: ts})
 	if err == nil && ts != nil && out.OffsetForTimestamp == nil {
 		err = fmt.Errorf("broker %d did not answer the offset for a timestamp", leader)
 	}
@@ -113,38 +113,8 @@ func (b *Broker) localOffsets(ctx context.Context, topic string, p int32, ts *in
 	return out, nil
 }
 
-// serveOffsets is the internal handler of internalOffsetsPath.
-func (b *Broker) serveOffsets(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := strconv.ParseInt(q.Get("partition"), 10, 32)
-	if err != nil {
-		writeInternalError(w, client.Errorf(client.CodeInvalidArgument, "partition: %v", err))
-		return
-	}
-	var ts *int64
-	if v := q.Get("timestamp"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			writeInternalError(w, client.Errorf(client.CodeInvalidArgument, "timestamp: %v", err))
-			return
-		}
-		ts = &n
-	}
-	out, err := b.localOffsets(r.Context(), q.Get("topic"), int32(p), ts)
-	if err != nil {
-		writeInternalError(w, apiError(err))
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(out)
-}
-
-func writeInternalError(w http.ResponseWriter, err error) {
-	ce, ok := err.(*client.Error)
-	if !ok {
-		ce = client.Errorf(client.CodeInternal, "%v", err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(ce.Status)
-	_ = json.NewEncoder(w).Encode(ce.Body())
+// serveOffsets is the handler of opOffsets.
+func (b *Broker) serveOffsets(ctx context.Context, req offsetsRequest) (partitionOffsets, error) {
+	out, err := b.localOffsets(ctx, req.Topic, req.Partition, req.Timestamp)
+	return out, peerAnswer(err)
 }

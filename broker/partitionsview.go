@@ -2,18 +2,16 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
-// internalPartitionsPath answers the offsets and sizes of many partitions
-// this broker hosts in one request: topic describe and /metadata ask each
+// opPartitions answers the offsets and sizes of many partitions this
+// broker hosts in one request: topic describe and /metadata ask each
 // leading broker once for every partition it leads, however many topics
 // they span.
-const internalPartitionsPath = "/internal/broker/partitions"
+var opPartitions = peer.NewOp[partitionsRequest, partitionsResponse]("broker/partitions")
 
 // peerPartitionsTimeout bounds the wait for one broker's answer, so that a
 // broker that stopped answering leaves -1 in its partitions' offsets
@@ -46,14 +44,14 @@ type partitionsResponse struct {
 
 // peerPartitions asks broker id for the partitions of req.
 func (b *Broker) peerPartitions(ctx context.Context, id int32, req partitionsRequest) (map[partitionRef]partitionSizes, error) {
-	pc, err := b.peer(id)
+	addr, err := b.peerAddress(id)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, peerPartitionsTimeout)
 	defer cancel()
-	var resp partitionsResponse
-	if err := pc.InternalPost(ctx, internalPartitionsPath, req, &resp); err != nil {
+	resp, err := peer.Call(ctx, b.peerClient, addr, opPartitions, req)
+	if err != nil {
 		return nil, err
 	}
 	out := make(map[partitionRef]partitionSizes, len(resp.Partitions))
@@ -63,14 +61,9 @@ func (b *Broker) peerPartitions(ctx context.Context, id int32, req partitionsReq
 	return out, nil
 }
 
-// servePartitions is the internal handler of internalPartitionsPath: the
-// requested partitions this broker hosts (others are left out).
-func (b *Broker) servePartitions(w http.ResponseWriter, r *http.Request) {
-	var req partitionsRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
-		writeInternalError(w, client.Errorf(client.CodeInvalidJSON, "%v", err))
-		return
-	}
+// servePartitions is the handler of opPartitions: the requested
+// partitions this broker hosts (others are left out).
+func (b *Broker) servePartitions(_ context.Context, req partitionsRequest) (partitionsResponse, error) {
 	out := partitionsResponse{Partitions: make([]partitionSizes, 0, len(req.Partitions))}
 	for _, p := range req.Partitions {
 		info, err := b.replicas.PartitionInfo(p.Topic, p.Partition)
@@ -81,6 +74,5 @@ func (b *Broker) servePartitions(w http.ResponseWriter, r *http.Request) {
 			HighWatermark: info.HighWatermark, LogEndOffset: info.LogEndOffset,
 			LogStartOffset: info.LogStartOffset, SizeBytes: info.SizeBytes})
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(out)
+	return out, nil
 }

@@ -243,7 +243,7 @@ func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader, 
 		failAll(positions, p, idx, err)
 		return err
 	}
-	pc = pc.WithLeaderEpoch(epoch)
+	pc = withEpoch(pc, epoch)
 	req := client.ProduceRequest{Topic: args.Topic, Acks: client.AcksLeader, Encoding: client.EncodingBase64,
 		TimeoutMs: args.Timeout.Milliseconds(), Records: make([]client.ProduceRecord, len(idx))}
 	if args.Acks == AcksAll {

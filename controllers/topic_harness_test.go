@@ -52,6 +52,7 @@ import (
 	"github.com/kairolog/kairolog/broker"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/server"
 )
 
@@ -273,6 +274,7 @@ type testBroker struct {
 	id      int32
 	b       *broker.Broker
 	srv     *http.Server
+	peerSrv *http.Server
 	url     string
 	host    string
 	dataDir string
@@ -314,8 +316,11 @@ func startBrokers(n int) []*testBroker {
 	out := make([]*testBroker, n)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
+	secret := peer.GenerateSecret()
 	for i := range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		peerLn, err := net.Listen("tcp", "127.0.0.1:0")
 		Expect(err).NotTo(HaveOccurred())
 		dir, err := os.MkdirTemp("", "kairolog-controllers-broker-")
 		Expect(err).NotTo(HaveOccurred())
@@ -327,15 +332,19 @@ func startBrokers(n int) []*testBroker {
 			defer wg.Done()
 			s := testBrokerSettings()
 			tb.b, errs[i] = broker.New(broker.Config{ID: int32(i), DataDir: dir, HTTPAdvertise: tb.host,
+				PeerAdvertise: peerLn.Addr().String(), PeerSecret: secret,
 				RaftListen: raft[i], InitialVoters: voters, Settings: s, Logger: quiet,
 				RaftLogOutput: io.Discard, RaftLogLevel: "off"})
 			if errs[i] != nil {
 				ln.Close()
+				peerLn.Close()
 				return
 			}
-			tb.srv = &http.Server{Handler: server.New(tb.b, server.Options{Logger: quiet, MaxBodyBytes: s.MaxRequestBytes}),
-				ReadHeaderTimeout: 10 * time.Second}
+			public := server.New(tb.b, server.Options{Logger: quiet, MaxBodyBytes: s.MaxRequestBytes})
+			tb.srv = &http.Server{Handler: public, ReadHeaderTimeout: 10 * time.Second}
+			tb.peerSrv = &http.Server{Handler: tb.b.PeerHandler(public), ReadHeaderTimeout: 10 * time.Second}
 			go func() { _ = tb.srv.Serve(ln) }()
+			go func() { _ = tb.peerSrv.Serve(peerLn) }()
 			var ctx context.Context
 			ctx, tb.cancel = context.WithCancel(context.Background())
 			go func() { _ = tb.b.Run(ctx); close(tb.runDone) }()
@@ -366,6 +375,7 @@ func (tb *testBroker) stop() {
 	defer cancel()
 	_ = tb.b.ControlledShutdown(ctx)
 	_ = tb.srv.Close()
+	_ = tb.peerSrv.Close()
 	tb.cancel()
 	_ = tb.b.Close()
 	<-tb.runDone

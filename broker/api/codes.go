@@ -65,6 +65,7 @@ const (
 	CodeNotLeader           = "NOT_LEADER"
 	CodeFencedLeaderEpoch   = "FENCED_LEADER_EPOCH"
 	CodeUnknownLeaderEpoch  = "UNKNOWN_LEADER_EPOCH"
+	CodeInconsistentTopicID = "INCONSISTENT_TOPIC_ID"
 	CodeStalePartitionEpoch = "STALE_PARTITION_EPOCH"
 	CodeStaleBrokerEpoch    = "STALE_BROKER_EPOCH"
 	CodeInvalidISR          = "INVALID_ISR"
@@ -106,6 +107,7 @@ var statuses = map[string]int{
 	CodeReassignmentInProgress: http.StatusConflict,
 	CodeFencedLeaderEpoch:      http.StatusConflict,
 	CodeUnknownLeaderEpoch:     http.StatusConflict,
+	CodeInconsistentTopicID:    http.StatusConflict,
 	CodeStalePartitionEpoch:    http.StatusConflict,
 	CodeStaleBrokerEpoch:       http.StatusConflict,
 	CodeNotReplica:             http.StatusConflict,

@@ -15,21 +15,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
-
-// ForwardedHeader marks a request one broker proxies to another; a broker
-// never proxies such a request again, so a stale view of leadership cannot
-// make requests loop.
-const ForwardedHeader = "X-Kairo-Forwarded"
-
-// LeaderEpochHeader carries, on a forwarded request, the leader epoch of
-// the partition it is about (for group requests, the group's
-// __consumer_offsets partition) as the forwarding broker saw it, so the
-// receiving broker can tell whether its own metadata is behind.
-const LeaderEpochHeader = "X-Kairo-Leader-Epoch"
 
 // DefaultTimeout bounds a request that does not long-poll.
 const DefaultTimeout = 30 * time.Second
@@ -39,17 +29,20 @@ type Client struct {
 	base      *url.URL
 	http      *http.Client
 	timeout   time.Duration
-	forwarded bool
 	userAgent string
-	// leaderEpoch, if set, is sent as LeaderEpochHeader.
-	leaderEpoch *int32
+	// header holds extra request headers (WithHeader).
+	header http.Header
 }
 
-// WithLeaderEpoch returns a copy of c whose requests carry
-// LeaderEpochHeader with epoch (brokers forwarding a request use it).
-func (c *Client) WithLeaderEpoch(epoch int32) *Client {
+// WithHeader returns a copy of c whose requests also carry the header
+// name: value (a broker proxying a request sets the peer transport's).
+func (c *Client) WithHeader(name, value string) *Client {
 	cp := *c
-	cp.leaderEpoch = &epoch
+	cp.header = c.header.Clone()
+	if cp.header == nil {
+		cp.header = http.Header{}
+	}
+	cp.header.Set(name, value)
 	return &cp
 }
 
@@ -64,9 +57,6 @@ func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = 
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
-
-// Forwarded marks every request as proxied by another broker.
-func Forwarded() Option { return func(c *Client) { c.forwarded = true } }
 
 // NewTransport is a keep-alive transport sized for many concurrent requests
 // to few brokers.
@@ -145,11 +135,8 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
-	if c.forwarded {
-		req.Header.Set(ForwardedHeader, "1")
-	}
-	if c.leaderEpoch != nil {
-		req.Header.Set(LeaderEpochHeader, strconv.Itoa(int(*c.leaderEpoch)))
+	for name, values := range c.header {
+		req.Header[name] = values
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -179,9 +166,7 @@ func decodeError(resp *http.Response) error {
 		}
 		return &Error{Status: resp.StatusCode, Code: codeForStatus(resp.StatusCode), Message: msg}
 	}
-	return &Error{Status: resp.StatusCode, Code: b.Code, Message: b.Error,
-		LogStartOffset: b.LogStartOffset, HighWatermark: b.HighWatermark, RetryAfterMs: b.RetryAfterMs,
-		Produce: b.ProduceOutcome()}
+	return api.FromBody(resp.StatusCode, b)
 }
 
 // codeForStatus names a reply that did not carry a JSON error (a proxy or
@@ -204,20 +189,3 @@ func codeForStatus(status int) string {
 }
 
 func esc(s string) string { return url.PathEscape(s) }
-
-// Internal calls a broker-to-broker endpoint under /internal/ with query
-// parameters and decodes its JSON reply into out. It is for brokers, not
-// applications: these endpoints are not stable.
-func (c *Client) Internal(ctx context.Context, method, path string, query map[string]string, out any) error {
-	q := url.Values{}
-	for k, v := range query {
-		q.Set(k, v)
-	}
-	return c.call(ctx, method, path, q, nil, out, 0)
-}
-
-// InternalPost posts in as JSON to a broker-to-broker endpoint under
-// /internal/ and decodes its JSON reply into out; see Internal.
-func (c *Client) InternalPost(ctx context.Context, path string, in, out any) error {
-	return c.call(ctx, http.MethodPost, path, nil, in, out, 0)
-}

@@ -17,8 +17,8 @@ func TestErrorsAreTyped(t *testing.T) {
 			w.WriteHeader(404)
 			w.Write([]byte(`{"error":"topic \"nope\" does not exist","code":"UNKNOWN_TOPIC"}`))
 		case "/fetch":
-			if r.Header.Get(ForwardedHeader) != "1" {
-				t.Errorf("forwarded header missing")
+			if r.Header.Get("X-Extra") != "1" {
+				t.Errorf("extra header missing")
 			}
 			w.WriteHeader(416)
 			w.Write([]byte(`{"error":"out of range","code":"OFFSET_OUT_OF_RANGE","log_start_offset":3,"high_watermark":9}`))
@@ -37,7 +37,7 @@ func TestErrorsAreTyped(t *testing.T) {
 	if !errors.As(err, &e) || e.Status != 404 || e.Code != CodeUnknownTopic || !IsCode(err, CodeUnknownTopic) {
 		t.Fatalf("got %#v", err)
 	}
-	fc, _ := New(srv.URL, Forwarded())
+	fc := c.WithHeader("X-Extra", "1")
 	_, err = fc.Fetch(context.Background(), FetchRequest{Topic: "t", Offset: 99})
 	if !errors.As(err, &e) || *e.LogStartOffset != 3 || *e.HighWatermark != 9 {
 		t.Fatalf("got %#v", err)

@@ -5,11 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 // Default timeouts. Together they bound failover (the time from a broker
@@ -89,17 +90,21 @@ type Config struct {
 	// RaftAdvertise is the host:port peers dial for raft; it may be a DNS
 	// name. Defaults to RaftListen when that names a host.
 	RaftAdvertise string
-	// HTTPAdvertise is the host:port of this broker's HTTP listener, which
-	// other brokers use to forward controller requests.
+	// HTTPAdvertise is the host:port of this broker's client (HTTP)
+	// listener, as the metadata shows it to clients.
 	HTTPAdvertise string
+	// PeerAdvertise is the host:port of this broker's peer listener, where
+	// other brokers send it controller operations, replica fetches and
+	// proxied requests (broker/peer).
+	PeerAdvertise string
 	// Rack is the broker's rack (zone), used to spread replicas.
 	Rack string
 	// InitialVoters are the brokers that form the quorum at bootstrap.
 	// Empty means a single-voter cluster of this broker alone.
 	InitialVoters []Voter
-	// JoinAddresses are HTTP addresses a broker that is not an initial
+	// JoinAddresses are peer addresses a broker that is not an initial
 	// voter asks to join through. Default: the initial voters' hosts with
-	// this broker's HTTP port.
+	// this broker's peer port.
 	JoinAddresses []string
 
 	HeartbeatInterval       time.Duration // broker.heartbeat.interval.ms
@@ -117,8 +122,8 @@ type Config struct {
 	OffsetsTopicReplicas   int
 	OffsetsTopicConfig     map[string]string
 
-	// HTTPClient carries broker-to-controller requests.
-	HTTPClient *http.Client
+	// Peer carries calls to other brokers (it holds the cluster secret).
+	Peer *peer.Client
 	// Logger receives the node's own logs; RaftLogOutput and RaftLogLevel
 	// ("error", "warn", "info", "debug", "off") the raft library's.
 	Logger        *slog.Logger
@@ -146,9 +151,6 @@ func (c *Config) setDefaults() error {
 	if c.OffsetsTopicReplicas == 0 {
 		c.OffsetsTopicReplicas = DefaultOffsetsTopicReplicas
 	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Timeout: 15 * time.Second}
-	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -174,10 +176,16 @@ func (c *Config) setDefaults() error {
 	if c.HTTPAdvertise == "" {
 		return fmt.Errorf("the HTTP advertise address is required")
 	}
+	if c.PeerAdvertise == "" {
+		return fmt.Errorf("the peer advertise address is required")
+	}
+	if c.Peer == nil {
+		return fmt.Errorf("a peer client is required")
+	}
 	if len(c.JoinAddresses) == 0 {
-		_, port, err := net.SplitHostPort(c.HTTPAdvertise)
+		_, port, err := net.SplitHostPort(c.PeerAdvertise)
 		if err != nil {
-			return fmt.Errorf("HTTP advertise address %q: %v", c.HTTPAdvertise, err)
+			return fmt.Errorf("peer advertise address %q: %v", c.PeerAdvertise, err)
 		}
 		for _, v := range c.InitialVoters {
 			host, _, _ := net.SplitHostPort(v.Address)

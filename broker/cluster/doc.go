@@ -16,10 +16,10 @@
 // listens for raft on Config.RaftListen and returns at once. An initial
 // voter without raft state bootstraps with the --initial-voters list
 // (identical on every voter); with state it never bootstraps again. Other
-// brokers join as non-voters through Config.JoinAddresses. Ready reports
-// when the broker has registered and caught up; Close leaves (handing
-// controllership to another voter first). For a clean stop call
-// ControlledShutdown, stop serving partitions, then Close.
+// brokers join as non-voters through Config.JoinAddresses (peer
+// addresses). Ready reports when the broker has registered and caught
+// up; Close leaves (handing controllership to another voter first). For a
+// clean stop call ControlledShutdown, stop serving partitions, then Close.
 //
 // RemoveBroker takes a drained broker out of the quorum and the metadata
 // for good as far as that process goes: still running, it stays out. Its
@@ -78,9 +78,11 @@
 // CreateTopic, DeleteTopic, CreatePartitions, AlterConfig,
 // ChangeReplicationFactor, EnsureOffsetsTopic, Drain, CancelDrain,
 // RemoveBroker, Rebalance, ControlledShutdown and AlterISR work on any
-// broker: off the controller they are POSTed to it under
-// /internal/controller/ (Handler serves these paths; the broker's HTTP
-// server mounts it). Errors wrap the sentinels re-exported here;
-// ErrorCode maps them to docs/api.md codes and statuses. Queries
-// (Brokers, Broker, SafeToRestart) read the local image.
+// broker: off the controller they go to it over the peer transport
+// (broker/peer) as the operations controller/<name>, which ServePeer
+// registers on the broker's peer listener. A broker that receives one
+// without being the controller passes it on once. Errors wrap the
+// sentinels re-exported here, across brokers too; ErrorCode maps them to
+// the codes and statuses of package api. Queries (Brokers, Broker,
+// SafeToRestart) read the local image.
 package cluster

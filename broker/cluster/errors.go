@@ -1,6 +1,9 @@
 package cluster
 
-import "github.com/kairolog/kairolog/broker/cluster/metadata"
+import (
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/cluster/metadata"
+)
 
 // The errors of package metadata, re-exported for callers of Node: check
 // them with errors.Is, and map any of them to an API code and status with
@@ -32,12 +35,14 @@ var (
 // an error returned by this package.
 func ErrorCode(err error) (code string, status int) { return metadata.Code(err) }
 
-// remoteError is an error the controller returned over HTTP: its message
-// as sent, and the sentinel its code names, so errors.Is works across
-// brokers.
+// remoteError is an error the controller returned over the peer
+// transport: its message as sent, the sentinel its code names, so
+// errors.Is works across brokers, and the reply itself, so a broker
+// passing it on keeps its code and status.
 type remoteError struct {
 	msg      string
 	sentinel error
+	wire     *api.Error
 }
 
 func (e *remoteError) Error() string { return e.msg }

@@ -16,16 +16,21 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
-// testBroker is one in-process broker: its HTTP listener (serving only the
-// internal controller paths) outlives the Node so a restart keeps its
+// testBroker is one in-process broker: its peer listener (serving only
+// the controller operations) outlives the Node so a restart keeps its
 // addresses.
 type testBroker struct {
 	cfg  Config
 	node atomic.Pointer[Node]
+	mux  atomic.Pointer[peer.Mux]
 	srv  *http.Server
 }
+
+// testSecret is the cluster secret of every test cluster's brokers.
+var testSecret = peer.GenerateSecret()
 
 type testCluster struct {
 	t       *testing.T
@@ -123,19 +128,20 @@ func (c *testCluster) config(id int, rack string) Config {
 	var join []string
 	for _, v := range c.voters {
 		if b := c.brokers[v.ID]; b != nil {
-			join = append(join, b.cfg.HTTPAdvertise)
+			join = append(join, b.cfg.PeerAdvertise)
 		}
 	}
-	return Config{BrokerID: id, DataDir: c.t.TempDir(), RaftListen: raftAddr, HTTPAdvertise: freeAddr(c.t),
+	return Config{BrokerID: id, DataDir: c.t.TempDir(), RaftListen: raftAddr,
+		HTTPAdvertise: fmt.Sprintf("broker-%d.invalid:8080", id), PeerAdvertise: freeAddr(c.t), Peer: peer.NewClient(testSecret),
 		Rack: rack, InitialVoters: c.voters, JoinAddresses: join,
 		Logger: testLogger(), RaftLogOutput: raftLogOutput(), RaftLogLevel: "warn"}
 }
 
-// start starts broker id with cfg, serving its internal HTTP paths.
+// start starts broker id with cfg, serving its peer listener.
 func (c *testCluster) start(cfg Config) *Node {
 	c.t.Helper()
 	tb := &testBroker{cfg: cfg}
-	ln, err := ports.listen(cfg.HTTPAdvertise)
+	ln, err := ports.listen(cfg.PeerAdvertise)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -143,8 +149,8 @@ func (c *testCluster) start(cfg Config) *Node {
 		c.t.Fatal(err)
 	}
 	tb.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := tb.node.Load(); n != nil {
-			n.Handler().ServeHTTP(w, r)
+		if m := tb.mux.Load(); m != nil {
+			m.ServeHTTP(w, r)
 			return
 		}
 		http.Error(w, `{"error":"starting","code":"NOT_CONTROLLER"}`, http.StatusServiceUnavailable)
@@ -154,6 +160,9 @@ func (c *testCluster) start(cfg Config) *Node {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	m := peer.NewMux(testSecret, testLogger())
+	n.ServePeer(m)
+	tb.mux.Store(m)
 	tb.node.Store(n)
 	c.mu.Lock()
 	c.brokers[cfg.BrokerID] = tb
@@ -184,6 +193,7 @@ func (c *testCluster) broker(id int) *testBroker {
 // stop closes broker id's node and HTTP listener, as a process exit would.
 func (c *testCluster) stop(id int) {
 	tb := c.broker(id)
+	tb.mux.Store(nil)
 	if n := tb.node.Swap(nil); n != nil {
 		start := time.Now()
 		n.Close()
@@ -197,6 +207,7 @@ func (c *testCluster) stop(id int) {
 // crash stops broker id without the graceful controller handover.
 func (c *testCluster) crash(id int) {
 	tb := c.broker(id)
+	tb.mux.Store(nil)
 	if n := tb.node.Swap(nil); n != nil {
 		n.shutdown(false)
 	}

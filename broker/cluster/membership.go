@@ -45,7 +45,7 @@ func (n *Node) membership() {
 	defer n.wg.Done()
 	join := !n.hadState && !n.cfg.initialVoter()
 	registered := false // in this process
-	req := RegisterRequest{ID: n.cfg.BrokerID, HTTPAddress: n.cfg.HTTPAdvertise,
+	req := RegisterRequest{ID: n.cfg.BrokerID, HTTPAddress: n.cfg.HTTPAdvertise, PeerAddress: n.cfg.PeerAdvertise,
 		RaftAddress: n.cfg.RaftAdvertise, Rack: n.cfg.Rack, Incarnation: n.incarnation}
 	for n.ctx.Err() == nil {
 		if n.epoch.Load() == 0 {
@@ -134,8 +134,7 @@ func (n *Node) joinThroughSeeds(ctx context.Context, req RegisterRequest) (Regis
 func throughSeeds[Req, Resp any](n *Node, ctx context.Context, o op[Req, Resp], req Req) (Resp, error) {
 	lastErr := fmt.Errorf("%w: no controller known and no seed to ask", ErrNotController)
 	for _, addr := range n.seeds() {
-		var resp Resp
-		index, err := forward(ctx, n, addr, o.name, req, &resp, false)
+		resp, index, err := o.forward(ctx, n, addr, req, false)
 		if err == nil {
 			if o.name != opHeartbeatName {
 				n.waitApplied(ctx, index)
@@ -151,13 +150,13 @@ func throughSeeds[Req, Resp any](n *Node, ctx context.Context, o op[Req, Resp], 
 	return zero, lastErr
 }
 
-// seeds are the HTTP addresses a broker asks to reach the controller when
+// seeds are the peer addresses a broker asks to reach the controller when
 // raft names none: the join addresses, then the voters its own copy of the
 // metadata knows (a handful, however many brokers there are).
 func (n *Node) seeds() []string {
 	var out []string
 	add := func(addr string) {
-		if addr != "" && addr != n.cfg.HTTPAdvertise && !slices.Contains(out, addr) {
+		if addr != "" && addr != n.cfg.PeerAdvertise && !slices.Contains(out, addr) {
 			out = append(out, addr)
 		}
 	}
@@ -167,7 +166,7 @@ func (n *Node) seeds() []string {
 	img := n.Image()
 	for _, id := range img.BrokerIDs() {
 		if b := img.Broker(id); b != nil && b.Voter {
-			add(b.HTTPAddress)
+			add(b.PeerAddress)
 		}
 	}
 	return out

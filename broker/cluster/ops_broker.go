@@ -15,6 +15,7 @@ import (
 type RegisterRequest struct {
 	ID          int    `json:"id"`
 	HTTPAddress string `json:"http_address"`
+	PeerAddress string `json:"peer_address"`
 	RaftAddress string `json:"raft_address"`
 	Rack        string `json:"rack,omitempty"`
 	Incarnation string `json:"incarnation,omitempty"`
@@ -121,8 +122,8 @@ func (n *Node) register(ctx context.Context, req RegisterRequest) (RegisterRespo
 	if !ok {
 		return RegisterResponse{}, fmt.Errorf("%w: broker %d is not a member of the metadata quorum", ErrUnknownBroker, req.ID)
 	}
-	reg := &metadata.RegisterBroker{ID: req.ID, HTTPAddress: req.HTTPAddress, RaftAddress: req.RaftAddress, Rack: req.Rack,
-		Voter: s.Suffrage == raft.Voter, Incarnation: req.Incarnation}
+	reg := &metadata.RegisterBroker{ID: req.ID, HTTPAddress: req.HTTPAddress, PeerAddress: req.PeerAddress,
+		RaftAddress: req.RaftAddress, Rack: req.Rack, Voter: s.Suffrage == raft.Voter, Incarnation: req.Incarnation}
 	old := n.Image().Broker(req.ID)
 	restart := old != nil && !old.Fenced && old.Incarnation != req.Incarnation
 	if restart {

@@ -1,60 +1,47 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
-// InternalPrefix is the path under which Handler serves the
-// broker-to-controller requests.
-const InternalPrefix = "/internal/controller/"
-
-// forwardedHeader marks a request a broker already forwarded, so the
-// receiver answers NOT_CONTROLLER instead of forwarding it again.
-const forwardedHeader = "X-Kairolog-Forwarded"
+// opPrefix names the controller's operations on the peer transport:
+// /internal/controller/create-topic and so on.
+const opPrefix = "controller/"
 
 // retryWindow bounds how long a call waits for a controller when its
 // context has no deadline.
 const retryWindow = 10 * time.Second
 
+// applied is the reply of every controller operation: the result and the
+// raft index the controller had applied, which the caller waits for so
+// that its own image shows the change it asked for.
+type applied[Resp any] struct {
+	Index  uint64 `json:"index"`
+	Result Resp   `json:"result"`
+}
+
 // op is one controller operation: run executes it on the controller;
-// call runs it from any broker, forwarding over HTTP when needed.
+// call runs it from any broker, over the peer transport when needed.
 type op[Req, Resp any] struct {
 	name string
+	peer peer.Op[Req, applied[Resp]]
 	run  func(n *Node, ctx context.Context, req Req) (Resp, error)
 }
 
-// handlers maps an op name to its decoder and runner for Handler.
-var handlers = map[string]func(n *Node, ctx context.Context, body []byte) (any, error){}
+// servers register every op on a broker's peer listener (ServePeer).
+var servers []func(n *Node, m *peer.Mux)
 
 func defineOp[Req, Resp any](name string, run func(*Node, context.Context, Req) (Resp, error)) op[Req, Resp] {
-	handlers[name] = func(n *Node, ctx context.Context, body []byte) (any, error) {
-		var req Req
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("%w: %v", metadata.ErrInvalidCommand, err)
-		}
-		return run(n, ctx, req)
-	}
-	return op[Req, Resp]{name: name, run: run}
-}
-
-// envelope is the reply of an internal request: the result and the raft
-// index the controller had applied, which the caller waits for so that
-// its own image shows the change it asked for.
-type envelope struct {
-	Index  uint64          `json:"index"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
-	Code   string          `json:"code,omitempty"`
+	o := op[Req, Resp]{name: name, peer: peer.NewOp[Req, applied[Resp]](opPrefix + name), run: run}
+	servers = append(servers, func(n *Node, m *peer.Mux) { peer.Handle(m, o.peer, o.serve(n)) })
+	return o
 }
 
 // call runs the op on the controller, wherever it is, retrying while there
@@ -78,7 +65,7 @@ func (o op[Req, Resp]) call(n *Node, ctx context.Context, req Req) (Resp, error)
 		} else {
 			var addr string
 			if addr, err = n.controllerAddress(); err == nil {
-				index, err = forward(ctx, n, addr, o.name, req, &resp, true)
+				resp, index, err = o.forward(ctx, n, addr, req, true)
 			}
 		}
 		if err == nil {
@@ -105,14 +92,8 @@ const retryInterval = 100 * time.Millisecond
 // retriable errors are those where the request did not reach a
 // controller: there was none, it moved, or it could not be dialled.
 func retriable(err error) bool {
-	var netErr *dialError
-	return errors.Is(err, ErrNotController) || errors.As(err, &netErr)
+	return errors.Is(err, ErrNotController) || peer.IsUnreachable(err)
 }
-
-type dialError struct{ err error }
-
-func (e *dialError) Error() string { return e.err.Error() }
-func (e *dialError) Unwrap() error { return e.err }
 
 func (n *Node) controllerAddress() (string, error) {
 	id := n.ControllerID()
@@ -120,125 +101,91 @@ func (n *Node) controllerAddress() (string, error) {
 		return "", fmt.Errorf("%w: no controller elected", ErrNotController)
 	}
 	b := n.Image().Broker(id)
-	if b == nil || b.HTTPAddress == "" {
-		return "", fmt.Errorf("%w: controller %d has not registered its address yet", ErrNotController, id)
+	if b == nil || b.PeerAddress == "" {
+		return "", fmt.Errorf("%w: controller %d has not registered its peer address yet", ErrNotController, id)
 	}
-	return b.HTTPAddress, nil
+	return b.PeerAddress, nil
 }
 
-// forward posts req to the op at addr and decodes the result into resp.
-func forward(ctx context.Context, n *Node, addr, name string, req, resp any, final bool) (uint64, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return 0, err
-	}
-	status, out, err := n.post(ctx, addr, name, body, final)
-	if err != nil {
-		return 0, err
-	}
-	var env envelope
-	if err := json.Unmarshal(out, &env); err != nil {
-		return 0, fmt.Errorf("controller at %s answered %d with %q", addr, status, out)
-	}
-	if status != http.StatusOK {
-		sentinel := metadata.ErrorForCode(env.Code)
-		if sentinel == nil {
-			sentinel = fmt.Errorf("controller error %s", env.Code)
-		}
-		return 0, &remoteError{msg: env.Error, sentinel: sentinel}
-	}
-	if len(env.Result) > 0 {
-		if err := json.Unmarshal(env.Result, resp); err != nil {
-			return 0, err
-		}
-	}
-	return env.Index, nil
-}
-
-func (n *Node) post(ctx context.Context, addr, name string, body []byte, final bool) (int, []byte, error) {
-	url := "http://" + addr + InternalPrefix + name
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
+// forward sends req to the op at addr. final marks it forwarded: the
+// receiver runs it if it is the controller and refuses it otherwise.
+func (o op[Req, Resp]) forward(ctx context.Context, n *Node, addr string, req Req, final bool) (Resp, uint64, error) {
+	var opts []peer.CallOption
 	if final {
-		hreq.Header.Set(forwardedHeader, "1")
+		opts = append(opts, peer.Forwarded())
 	}
-	res, err := n.cfg.HTTPClient.Do(hreq)
+	out, err := peer.Call(ctx, n.cfg.Peer, addr, o.peer, req, opts...)
 	if err != nil {
-		return 0, nil, &dialError{err}
+		return out.Result, 0, fromWire(err)
 	}
-	defer res.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
-	return res.StatusCode, out, err
+	return out.Result, out.Index, nil
 }
 
-// Handler serves the broker-to-controller requests under InternalPrefix
-// (POST only). The broker's HTTP server mounts it. A broker that is not
-// the controller forwards a request once; a request that was already
-// forwarded gets 503 NOT_CONTROLLER.
-func (n *Node) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := strings.TrimPrefix(r.URL.Path, InternalPrefix)
-		run, ok := handlers[name]
-		if !ok {
-			writeEnvelope(w, http.StatusNotFound, envelope{Code: "NOT_FOUND", Error: "no such internal path " + r.URL.Path})
-			return
+// serve is the op's handler on the peer listener. A broker that is not the
+// controller passes a request on to it once; a request that was already
+// passed on gets 503 NOT_CONTROLLER.
+func (o op[Req, Resp]) serve(n *Node) func(ctx context.Context, req Req) (applied[Resp], error) {
+	return func(ctx context.Context, req Req) (applied[Resp], error) {
+		if n.IsController() {
+			resp, err := o.run(n, ctx, req)
+			if err != nil {
+				return applied[Resp]{}, toWire(err)
+			}
+			return applied[Resp]{Index: n.raft.AppliedIndex(), Result: resp}, nil
 		}
-		if r.Method != http.MethodPost {
-			writeEnvelope(w, http.StatusMethodNotAllowed, envelope{Code: "METHOD_NOT_ALLOWED", Error: "use POST"})
-			return
+		if peer.IsForwarded(ctx) {
+			return applied[Resp]{}, toWire(fmt.Errorf("%w: broker %d", ErrNotController, n.cfg.BrokerID))
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		addr, err := n.controllerAddress()
 		if err != nil {
-			writeEnvelope(w, http.StatusBadRequest, envelope{Code: "INVALID_JSON", Error: err.Error()})
-			return
+			return applied[Resp]{}, toWire(err)
 		}
-		if !n.IsController() {
-			n.proxy(w, r, name, body)
-			return
-		}
-		res, err := run(n, r.Context(), body)
+		resp, index, err := o.forward(ctx, n, addr, req, true)
 		if err != nil {
-			code, status := metadata.Code(err)
-			writeEnvelope(w, status, envelope{Code: code, Error: err.Error()})
-			return
+			if peer.IsUnreachable(err) {
+				err = fmt.Errorf("%w: %v", ErrNotController, err)
+			}
+			return applied[Resp]{}, toWire(err)
 		}
-		raw, _ := json.Marshal(res)
-		writeEnvelope(w, http.StatusOK, envelope{Index: n.raft.AppliedIndex(), Result: raw})
-	})
+		return applied[Resp]{Index: index, Result: resp}, nil
+	}
 }
 
-// proxy passes a request on to the controller, once.
-func (n *Node) proxy(w http.ResponseWriter, r *http.Request, name string, body []byte) {
-	fail := func(err error) {
-		code, status := metadata.Code(err)
-		writeEnvelope(w, status, envelope{Code: code, Error: err.Error()})
+// toWire is the *api.Error of an error of this package: an answer from
+// another broker keeps its code, the sentinels get theirs.
+func toWire(err error) error {
+	var re *remoteError
+	if errors.As(err, &re) {
+		return re.wire
 	}
-	if r.Header.Get(forwardedHeader) != "" {
-		fail(fmt.Errorf("%w: broker %d", ErrNotController, n.cfg.BrokerID))
-		return
-	}
-	addr, err := n.controllerAddress()
-	if err != nil {
-		fail(err)
-		return
-	}
-	status, out, err := n.post(r.Context(), addr, name, body, true)
-	if err != nil {
-		fail(fmt.Errorf("%w: %v", ErrNotController, err))
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(out)
+	code, _ := metadata.Code(err)
+	return api.Errorf(code, "%v", err)
 }
 
-func writeEnvelope(w http.ResponseWriter, status int, env envelope) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(env)
+// fromWire turns a controller's error reply back into an error that
+// errors.Is matches against the sentinel its code names; an unreachable
+// peer and the caller's own deadline pass through. A code no sentinel
+// names (the controller failed, or refused this broker's secret) is an
+// error of the controller, not of the request, so it does not reach
+// clients as if it were theirs.
+func fromWire(err error) error {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	sentinel := metadata.ErrorForCode(ae.Code)
+	if sentinel == nil {
+		sentinel = fmt.Errorf("controller answered %s", ae.Code)
+	}
+	return &remoteError{msg: ae.Message, sentinel: sentinel, wire: ae}
+}
+
+// ServePeer registers the controller operations on a broker's peer
+// listener.
+func (n *Node) ServePeer(m *peer.Mux) {
+	for _, s := range servers {
+		s(n, m)
+	}
 }
 
 // waitApplied waits (briefly) until this broker has applied index, so a

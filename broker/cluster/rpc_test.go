@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 func TestInternalHTTPPaths(t *testing.T) {
@@ -19,19 +21,26 @@ func TestInternalHTTPPaths(t *testing.T) {
 			follower = n
 		}
 	}
-	base := "http://" + c.broker(follower.ID()).cfg.HTTPAdvertise + InternalPrefix
-	post := func(path, body string, forwarded bool) (int, envelope) {
+	base := "http://" + c.broker(follower.ID()).cfg.PeerAdvertise + peer.PathPrefix + opPrefix
+	client := peer.NewClient(testSecret).HTTPClient()
+	type reply struct {
+		Index  uint64          `json:"index"`
+		Result json.RawMessage `json:"result"`
+		Error  string          `json:"error"`
+		Code   string          `json:"code"`
+	}
+	post := func(path, body string, forwarded bool) (int, reply) {
 		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
 		if forwarded {
-			req.Header.Set(forwardedHeader, "1")
+			req.Header.Set(peer.HeaderForwarded, "1")
 		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
-		var env envelope
+		var env reply
 		if err := json.Unmarshal(b, &env); err != nil {
 			t.Fatalf("%s: %q is not JSON", path, b)
 		}
@@ -49,13 +58,13 @@ func TestInternalHTTPPaths(t *testing.T) {
 	if status, env = post("create-topic", `{"name":"t","partitions":2,"replication_factor":2}`, false); status != http.StatusConflict || env.Code != "TOPIC_ALREADY_EXISTS" {
 		t.Fatalf("duplicate: %d %+v", status, env)
 	}
-	if status, env = post("create-topic", `{"name":`, false); status != http.StatusBadRequest || env.Code != "INVALID_ARGUMENT" {
+	if status, env = post("create-topic", `{"name":`, false); status != http.StatusBadRequest || env.Code != "INVALID_JSON" {
 		t.Fatalf("bad JSON: %d %+v", status, env)
 	}
 	if status, env = post("nope", `{}`, false); status != http.StatusNotFound || env.Code != "NOT_FOUND" {
 		t.Fatalf("unknown path: %d %+v", status, env)
 	}
-	res, err := http.Get(base + "heartbeat")
+	res, err := client.Get(base + "heartbeat")
 	if err != nil {
 		t.Fatal(err)
 	}

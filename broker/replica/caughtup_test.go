@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"testing"
 	"time"
 )
@@ -41,7 +40,7 @@ func catchUp(stale, c *memCluster) {
 
 // refusesAsLeader checks that b neither accepts a produce, nor answers a
 // consumer fetch, nor serves a follower's fetch for topic-0 in epoch.
-func refusesAsLeader(t *testing.T, b *testBroker, topic string, epoch string) {
+func refusesAsLeader(t *testing.T, b *testBroker, topic string, epoch int) {
 	t.Helper()
 	_, _, err := b.manager().Produce(context.Background(), topic, 0, recordsOf("stale", 1), AcksLeader, time.Second)
 	var nl *NotLeaderError
@@ -51,11 +50,11 @@ func refusesAsLeader(t *testing.T, b *testBroker, topic string, epoch string) {
 	if _, err := b.manager().Fetch(context.Background(), topic, 0, 0, 1<<20, 0, 0); !errors.As(err, &nl) {
 		t.Errorf("consumer fetch on a stale image: %v, want NotLeaderError", err)
 	}
-	q := url.Values{"topic": {topic}, "partition": {"0"}, "replica_id": {"2"},
-		"leader_epoch": {epoch}, "fetch_offset": {"0"}, "max_bytes": {"1024"}, "wait_ms": {"0"}, "epoch": {epoch}}
+	req := replicaRequest(topic, epoch)
+	req["epoch"] = epoch
 	for _, path := range []string{pathFetch, pathEpochEnd} {
-		if status, _ := internalGet(t, b, path, q); status == http.StatusOK {
-			t.Errorf("%s in epoch %s on a stale image: 200, want a refusal", path, epoch)
+		if status, _ := internalCall(t, b, path, req); status == http.StatusOK {
+			t.Errorf("%s in epoch %d on a stale image: 200, want a refusal", path, epoch)
 		}
 	}
 	if i := info(t, b, topic); i.IsLeader {
@@ -83,7 +82,7 @@ func TestRestartedBrokerDoesNotLeadOnAStaleImage(t *testing.T) {
 	bs[0].cfg = func(cfg *Config) { cfg.Metadata = stale }
 	bs[0].start(t)
 	time.Sleep(100 * time.Millisecond) // several reconciles and polls of the stale image
-	refusesAsLeader(t, bs[0], "orders", "1")
+	refusesAsLeader(t, bs[0], "orders", 1)
 
 	catchUp(stale, c)
 	eventually(t, 5*time.Second, "broker 0 to follow broker 1", func() bool {
@@ -114,7 +113,7 @@ func TestRestartedLeaderLeadsOnceCaughtUp(t *testing.T) {
 	bs[0].cfg = func(cfg *Config) { cfg.Metadata = stale }
 	bs[0].start(t)
 	time.Sleep(100 * time.Millisecond)
-	refusesAsLeader(t, bs[0], "orders", "1")
+	refusesAsLeader(t, bs[0], "orders", 1)
 
 	catchUp(stale, c)
 	waitLeader(t, bs[0], "orders")

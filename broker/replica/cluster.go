@@ -45,10 +45,10 @@ func (c ClusterMetadata) BrokerAddress(id int32) (string, bool) {
 		return "", false
 	}
 	b := img.Broker(int(id))
-	if b == nil || b.HTTPAddress == "" {
+	if b == nil || b.PeerAddress == "" {
 		return "", false
 	}
-	return b.HTTPAddress, true
+	return b.PeerAddress, true
 }
 
 // Subscribe implements Metadata, turning each new image into a wake-up.

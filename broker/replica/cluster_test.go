@@ -101,7 +101,7 @@ func clusterBrokers(t *testing.T, lag time.Duration, isr func(*imageLog) ISRChan
 	for _, b := range bs {
 		addr, _ := c.BrokerAddress(b.id)
 		must(t, l.apply(metadata.Command{Type: metadata.CmdRegisterBroker,
-			RegisterBroker: &metadata.RegisterBroker{ID: int(b.id), HTTPAddress: addr, Voter: true}}))
+			RegisterBroker: &metadata.RegisterBroker{ID: int(b.id), PeerAddress: addr, Voter: true}}))
 	}
 	must(t, l.apply(metadata.Command{Type: metadata.CmdCreateTopic, CreateTopic: &metadata.CreateTopic{
 		Name: "orders", ID: "t1", Config: map[string]string{"min.insync.replicas": "2"},

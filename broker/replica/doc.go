@@ -79,7 +79,9 @@
 // the leader where its own latest epoch ends in the leader's log (Kafka's
 // OffsetsForLeaderEpoch) and truncates there, so a deposed leader's
 // unreplicated tail is discarded. It then long-polls the leader's
-// /internal/replica/fetch for raw batches from its log end offset, appends
+// replica/fetch operation (on the peer transport, broker/peer; ServePeer
+// serves both operations, protocol.go) for raw batches from its log end
+// offset, appends
 // them verbatim (offsets, epochs and CRCs as the leader wrote them, so
 // replicas are byte-identical) and takes the leader's HW. A follower whose
 // log ends below the leader's log start offset restarts its log there.

@@ -107,7 +107,7 @@ func (m *Manager) runFetcher(ctx context.Context, p *partition, leader, epoch in
 		res, err := m.client.fetch(ctx, addr, fetchRequest{
 			Topic: p.topic, TopicID: p.TopicID(), Partition: p.id, ReplicaID: m.cfg.BrokerID,
 			LeaderEpoch: epoch, FetchOffset: offset,
-			MaxBytes: m.cfg.FetchMaxBytes, Wait: m.cfg.FetchWait,
+			MaxBytes: m.cfg.FetchMaxBytes, WaitMs: m.cfg.FetchWait.Milliseconds(),
 		})
 		var oor *OffsetOutOfRangeError
 		switch {

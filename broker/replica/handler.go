@@ -2,102 +2,47 @@ package replica
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
-// Handler returns the internal replica API (see protocol.go). The broker
-// mounts it so that requests keep their full /internal/replica/... path.
-func (m *Manager) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+pathFetch, m.handleFetch)
-	mux.HandleFunc("GET "+pathEpochEnd, m.handleEpochEnd)
-	return mux
+// ServePeer registers the replica operations (protocol.go) on a broker's
+// peer listener.
+func (m *Manager) ServePeer(mux *peer.Mux) {
+	peer.Handle(mux, opFetch, m.serveFetch)
+	peer.Handle(mux, opEpochEnd, m.serveEpochEnd)
 }
 
-// params reads the integer query parameters of an internal request.
-type params struct {
-	r   *http.Request
-	err error
+func (m *Manager) serveFetch(ctx context.Context, r fetchRequest) (fetchReply, error) {
+	if r.FetchOffset < 0 || r.MaxBytes < 0 {
+		return fetchReply{}, encodeError(fmt.Errorf("%w: fetch_offset %d, max_bytes %d", errInvalidArgument, r.FetchOffset, r.MaxBytes))
+	}
+	p, err := m.awaitEpoch(ctx, r.Topic, r.TopicID, r.Partition, r.LeaderEpoch)
+	if err != nil {
+		return fetchReply{}, encodeError(err)
+	}
+	wait := min(time.Duration(max(r.WaitMs, 0))*time.Millisecond, maxFetchWait)
+	res, err := p.serveFollower(ctx, r.ReplicaID, r.LeaderEpoch, r.FetchOffset, r.MaxBytes, wait)
+	if err != nil {
+		return fetchReply{}, encodeError(err)
+	}
+	return fetchReply{HighWatermark: res.HighWatermark, LogStartOffset: res.LogStartOffset,
+		LogEndOffset: res.LogEndOffset, LeaderEpoch: res.LeaderEpoch, Batches: res.Batches}, nil
 }
 
-func (p *params) int(name string, bits int) int64 {
-	if p.err != nil {
-		return 0
-	}
-	v, err := strconv.ParseInt(p.r.URL.Query().Get(name), 10, bits)
+func (m *Manager) serveEpochEnd(ctx context.Context, r epochEndRequest) (epochEndResponse, error) {
+	p, err := m.awaitEpoch(ctx, r.Topic, r.TopicID, r.Partition, r.LeaderEpoch)
 	if err != nil {
-		p.err = fmt.Errorf("%w: %s: %v", errInvalidArgument, name, err)
+		return epochEndResponse{}, encodeError(err)
 	}
-	return v
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	status, body := encodeError(err)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(body)
-}
-
-func (m *Manager) handleFetch(w http.ResponseWriter, r *http.Request) {
-	q := params{r: r}
-	partition := int32(q.int("partition", 32))
-	replicaID := int32(q.int("replica_id", 32))
-	epoch := int32(q.int("leader_epoch", 32))
-	offset := q.int("fetch_offset", 64)
-	maxBytes := int(q.int("max_bytes", 32))
-	waitMs := q.int("wait_ms", 32)
-	if q.err != nil {
-		writeError(w, q.err)
-		return
-	}
-	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), r.URL.Query().Get("topic_id"), partition, epoch)
+	e, end, err := p.endOffsetForEpoch(r.LeaderEpoch, r.Epoch)
 	if err != nil {
-		writeError(w, err)
-		return
+		return epochEndResponse{}, encodeError(err)
 	}
-	wait := min(time.Duration(max(waitMs, 0))*time.Millisecond, maxFetchWait)
-	res, err := p.serveFollower(r.Context(), replicaID, epoch, offset, maxBytes, wait)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set(headerHW, strconv.FormatInt(res.HighWatermark, 10))
-	h.Set(headerLogStart, strconv.FormatInt(res.LogStartOffset, 10))
-	h.Set(headerLogEnd, strconv.FormatInt(res.LogEndOffset, 10))
-	h.Set(headerEpoch, strconv.Itoa(int(res.LeaderEpoch)))
-	h.Set("Content-Length", strconv.Itoa(len(res.Batches)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(res.Batches)
-}
-
-func (m *Manager) handleEpochEnd(w http.ResponseWriter, r *http.Request) {
-	q := params{r: r}
-	partition := int32(q.int("partition", 32))
-	epoch := int32(q.int("leader_epoch", 32))
-	requested := int32(q.int("epoch", 32))
-	if q.err != nil {
-		writeError(w, q.err)
-		return
-	}
-	p, err := m.awaitEpoch(r.Context(), r.URL.Query().Get("topic"), r.URL.Query().Get("topic_id"), partition, epoch)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	e, end, err := p.endOffsetForEpoch(epoch, requested)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(epochEndResponse{Epoch: e, EndOffset: end})
+	return epochEndResponse{Epoch: e, EndOffset: end}, nil
 }
 
 // epochCatchUpWait bounds how long a follower's request waits for this

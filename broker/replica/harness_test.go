@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/storage"
 )
 
@@ -180,17 +181,18 @@ type testBroker struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	m       *Manager
+	mux     *peer.Mux // m's peer operations
 }
 
 func (b *testBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
-	m := b.m
+	m, mux := b.m, b.mux
 	b.mu.Unlock()
 	if m == nil {
 		http.Error(w, `{"error":"broker down","code":"NOT_READY"}`, http.StatusServiceUnavailable)
 		return
 	}
-	m.Handler().ServeHTTP(w, r)
+	mux.ServeHTTP(w, r)
 }
 
 func (b *testBroker) manager() *Manager {
@@ -202,7 +204,7 @@ func (b *testBroker) manager() *Manager {
 func (b *testBroker) start(t testing.TB) {
 	t.Helper()
 	cfg := Config{
-		BrokerID: b.id, DataDir: b.dir, Metadata: b.cluster, ISR: b.cluster,
+		BrokerID: b.id, DataDir: b.dir, Metadata: b.cluster, ISR: b.cluster, Peer: testPeer,
 		FetchWait: 200 * time.Millisecond,
 		Logger:    testLogger(t),
 	}
@@ -213,8 +215,10 @@ func (b *testBroker) start(t testing.TB) {
 	if err != nil {
 		t.Fatalf("broker %d: %v", b.id, err)
 	}
+	mux := peer.NewMux(testSecret, testLogger(t))
+	m.ServePeer(mux)
 	b.mu.Lock()
-	b.m = m
+	b.m, b.mux = m, mux
 	b.mu.Unlock()
 }
 
@@ -231,6 +235,13 @@ func (b *testBroker) stop(t testing.TB) {
 		}
 	}
 }
+
+// testSecret is the cluster secret of the test brokers, and testPeer the
+// client they call each other with.
+var (
+	testSecret = peer.GenerateSecret()
+	testPeer   = peer.NewClient(testSecret)
+)
 
 func testLogger(t testing.TB) *slog.Logger {
 	if os.Getenv("REPLICA_TEST_LOG") != "" {

@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 func TestReplicasAreByteIdenticalAfterAConcurrentRun(t *testing.T) {
@@ -105,19 +107,34 @@ func TestReplicasAreByteIdenticalAfterAConcurrentRun(t *testing.T) {
 	}
 }
 
-// internalGet calls the internal API of b directly.
-func internalGet(t *testing.T, b *testBroker, path string, q url.Values) (int, errorBody) {
+// The replica operations' paths on the peer listener.
+var (
+	pathFetch    = peer.PathPrefix + opFetch.Name()
+	pathEpochEnd = peer.PathPrefix + opEpochEnd.Name()
+)
+
+// internalCall posts a replica operation to b directly, as a follower
+// would, and returns the status and, for an error, its body.
+func internalCall(t *testing.T, b *testBroker, path string, req map[string]any) (int, api.ErrorBody) {
 	t.Helper()
-	resp, err := http.Get(b.srv.URL + path + "?" + q.Encode())
+	body, _ := json.Marshal(req)
+	resp, err := testPeer.HTTPClient().Post(b.srv.URL+path, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var body errorBody
+	var eb api.ErrorBody
 	if resp.StatusCode != http.StatusOK {
-		json.NewDecoder(resp.Body).Decode(&body)
+		json.NewDecoder(resp.Body).Decode(&eb)
 	}
-	return resp.StatusCode, body
+	return resp.StatusCode, eb
+}
+
+// replicaRequest is a fetch and epoch-end request in one (each operation
+// reads its own fields) by follower 2 in epoch.
+func replicaRequest(topic string, epoch int) map[string]any {
+	return map[string]any{"topic": topic, "partition": 0, "replica_id": 2,
+		"leader_epoch": epoch, "fetch_offset": 0, "max_bytes": 1024, "wait_ms": 0, "epoch": 1}
 }
 
 func TestInternalAPIRejectsStaleAndFutureEpochs(t *testing.T) {
@@ -128,42 +145,44 @@ func TestInternalAPIRejectsStaleAndFutureEpochs(t *testing.T) {
 	c.update("orders", 0, func(s *PartitionState) { s.Leader = 1 }) // epoch 2
 	waitLeader(t, bs[1], "orders")
 
-	q := func(epoch string) url.Values {
-		return url.Values{"topic": {"orders"}, "partition": {"0"}, "replica_id": {"2"},
-			"leader_epoch": {epoch}, "fetch_offset": {"0"}, "max_bytes": {"1024"}, "wait_ms": {"0"}, "epoch": {"1"}}
-	}
 	for _, tc := range []struct {
 		broker  int
 		path    string
-		epoch   string
+		epoch   int
 		status  int
 		code    string
 		fetched bool
 	}{
-		{1, pathFetch, "1", http.StatusPreconditionFailed, "FENCED_LEADER_EPOCH", false},
-		{1, pathFetch, "3", http.StatusConflict, "UNKNOWN_LEADER_EPOCH", false},
-		{1, pathEpochEnd, "1", http.StatusPreconditionFailed, "FENCED_LEADER_EPOCH", false},
-		{0, pathFetch, "2", http.StatusMisdirectedRequest, "NOT_LEADER", false},
-		{1, pathFetch, "2", http.StatusOK, "", true},
-		{1, pathEpochEnd, "2", http.StatusOK, "", true},
+		{1, pathFetch, 1, http.StatusConflict, "FENCED_LEADER_EPOCH", false},
+		{1, pathFetch, 3, http.StatusConflict, "UNKNOWN_LEADER_EPOCH", false},
+		{1, pathEpochEnd, 1, http.StatusConflict, "FENCED_LEADER_EPOCH", false},
+		{0, pathFetch, 2, http.StatusMisdirectedRequest, "NOT_LEADER", false},
+		{1, pathFetch, 2, http.StatusOK, "", true},
+		{1, pathEpochEnd, 2, http.StatusOK, "", true},
 	} {
-		status, body := internalGet(t, bs[tc.broker], tc.path, q(tc.epoch))
+		status, body := internalCall(t, bs[tc.broker], tc.path, replicaRequest("orders", tc.epoch))
 		if status != tc.status || body.Code != tc.code {
-			t.Errorf("%s on broker %d with epoch %s: %d %q, want %d %q", tc.path, tc.broker, tc.epoch, status, body.Code, tc.status, tc.code)
+			t.Errorf("%s on broker %d with epoch %d: %d %q, want %d %q", tc.path, tc.broker, tc.epoch, status, body.Code, tc.status, tc.code)
 		}
 		if tc.code == "NOT_LEADER" && (body.Leader == nil || *body.Leader != 1) {
 			t.Errorf("NOT_LEADER without the leader: %+v", body)
 		}
 	}
-	bad := q("2")
-	bad.Set("fetch_offset", "x")
-	if status, body := internalGet(t, bs[1], pathFetch, bad); status != http.StatusBadRequest || body.Code != "INVALID_ARGUMENT" {
-		t.Errorf("malformed fetch: %d %q", status, body.Code)
-	}
-	notReplica := q("2")
-	notReplica.Set("replica_id", "7")
-	if status, body := internalGet(t, bs[1], pathFetch, notReplica); status != http.StatusForbidden || body.Code != "NOT_REPLICA" {
-		t.Errorf("fetch by a non-replica: %d %q", status, body.Code)
+	for _, tc := range []struct {
+		field  string
+		value  any
+		status int
+		code   string
+	}{
+		{"fetch_offset", "x", http.StatusBadRequest, "INVALID_JSON"},
+		{"fetch_offset", -1, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		{"replica_id", 7, http.StatusConflict, "NOT_REPLICA"},
+	} {
+		req := replicaRequest("orders", 2)
+		req[tc.field] = tc.value
+		if status, body := internalCall(t, bs[1], pathFetch, req); status != tc.status || body.Code != tc.code {
+			t.Errorf("fetch with %s=%v: %d %q, want %d %s", tc.field, tc.value, status, body.Code, tc.status, tc.code)
+		}
 	}
 }
 
@@ -245,18 +264,18 @@ func TestLeaderAnswersAFollowerAheadOfItsMetadata(t *testing.T) {
 	for i, step := range []struct {
 		path      string
 		newLeader int32
-		asker     string
-	}{{pathFetch, 1, "2"}, {pathEpochEnd, 2, "1"}} {
+		asker     int
+	}{{pathFetch, 1, 2}, {pathEpochEnd, 2, 1}} {
 		epoch := c.state("orders", 0).LeaderEpoch + 1
-		q := url.Values{"topic": {"orders"}, "partition": {"0"}, "replica_id": {step.asker},
-			"leader_epoch": {fmt.Sprint(epoch)}, "fetch_offset": {"0"}, "max_bytes": {"1024"}, "wait_ms": {"0"}, "epoch": {"1"}}
+		q := replicaRequest("orders", int(epoch))
+		q["replica_id"] = step.asker
 		type reply struct {
 			status int
 			code   string
 		}
 		got := make(chan reply, 1)
 		go func() {
-			status, body := internalGet(t, bs[step.newLeader], step.path, q)
+			status, body := internalCall(t, bs[step.newLeader], step.path, q)
 			got <- reply{status, body.Code}
 		}()
 		time.Sleep(50 * time.Millisecond) // the request is waiting on the leader

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/http"
 	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/storage"
 )
 
@@ -48,9 +48,9 @@ type Config struct {
 	// LogConfig turns a topic's config overrides into the log's settings.
 	// Nil uses LogConfigFromTopic.
 	LogConfig func(overrides map[string]string) storage.Config
-	// HTTPClient talks to other brokers' internal API; nil uses a default
-	// client with keep-alive connections.
-	HTTPClient *http.Client
+	// Peer calls the leaders this broker follows (broker/peer); it holds
+	// the cluster secret. Required.
+	Peer *peer.Client
 	// Durations and sizes; zero takes the default above.
 	ReplicaLagTimeMax      time.Duration
 	FetchWait              time.Duration
@@ -116,8 +116,8 @@ type partitionKey struct {
 // the metadata gives them a role, and partitions this broker no longer hosts
 // are deleted once the metadata is caught up.
 func NewManager(cfg Config) (*Manager, error) {
-	if cfg.Metadata == nil || cfg.ISR == nil {
-		return nil, fmt.Errorf("replica: Config.Metadata and Config.ISR are required")
+	if cfg.Metadata == nil || cfg.ISR == nil || cfg.Peer == nil {
+		return nil, fmt.Errorf("replica: Config.Metadata, Config.ISR and Config.Peer are required")
 	}
 	if cfg.LogConfig == nil {
 		cfg.LogConfig = LogConfigFromTopic
@@ -146,7 +146,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	m := &Manager{
 		cfg:        cfg,
 		logger:     cfg.Logger.With("broker", cfg.BrokerID),
-		client:     newPeerClient(cfg.HTTPClient),
+		client:     &peerClient{peer: cfg.Peer},
 		partitions: map[partitionKey]*partition{},
 		known:      map[partitionKey]PartitionState{},
 		configs:    map[partitionKey]map[string]string{},

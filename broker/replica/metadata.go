@@ -63,7 +63,7 @@ type Metadata interface {
 	// own state to be as current. A leader appends and serves consumers
 	// only under the lease.
 	Lease() (index uint64, ok bool)
-	// BrokerAddress returns the host:port of a broker's HTTP listener.
+	// BrokerAddress returns the host:port of a broker's peer listener.
 	BrokerAddress(id int32) (string, bool)
 	// Subscribe returns a channel that receives a value after the image
 	// changes (notifications may be coalesced: on receipt, read the whole

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"sync"
 	"syscall"
@@ -56,9 +55,9 @@ func TestLeaderWhoseLogFailedGoesOffline(t *testing.T) {
 	if _, err := m.Fetch(context.Background(), "orders", 0, 0, 1<<20, 0, 0); !errors.Is(err, storage.ErrLogFailed) {
 		t.Errorf("fetch from an offline leader: %v, want the log's failure", err)
 	}
-	q := url.Values{"topic": {"orders"}, "partition": {"0"}, "replica_id": {"1"},
-		"leader_epoch": {"1"}, "fetch_offset": {"3"}, "max_bytes": {"1024"}, "wait_ms": {"0"}}
-	if status, body := internalGet(t, bs[0], pathFetch, q); status != http.StatusServiceUnavailable || body.Code != "STORAGE_ERROR" {
+	q := replicaRequest("orders", 1)
+	q["replica_id"], q["fetch_offset"] = 1, 3
+	if status, body := internalCall(t, bs[0], pathFetch, q); status != http.StatusServiceUnavailable || body.Code != "STORAGE_ERROR" {
 		t.Errorf("follower fetch from an offline leader: %d %+v, want 503 STORAGE_ERROR", status, body)
 	}
 	if i := info(t, bs[0], "orders"); !i.Offline || i.IsLeader {

@@ -3,7 +3,6 @@ package replica
 import (
 	"maps"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,15 +175,14 @@ func TestInternalAPIRejectsAnotherTopicID(t *testing.T) {
 	bs := startBrokers(t, c, 3, nil)
 	ordersWithID(c, "id-1")
 	waitLeader(t, bs[0], "orders")
-	q := url.Values{"topic": {"orders"}, "partition": {"0"}, "replica_id": {"2"},
-		"leader_epoch": {"1"}, "fetch_offset": {"0"}, "max_bytes": {"1024"}, "wait_ms": {"0"}, "epoch": {"1"}}
+	q := replicaRequest("orders", 1)
 	for _, path := range []string{pathFetch, pathEpochEnd} {
-		q.Set("topic_id", "id-0")
-		if status, body := internalGet(t, bs[0], path, q); status != http.StatusConflict || body.Code != "INCONSISTENT_TOPIC_ID" {
+		q["topic_id"] = "id-0"
+		if status, body := internalCall(t, bs[0], path, q); status != http.StatusConflict || body.Code != "INCONSISTENT_TOPIC_ID" {
 			t.Errorf("%s with another topic id: %d %+v, want 409 INCONSISTENT_TOPIC_ID", path, status, body)
 		}
-		q.Set("topic_id", "id-1")
-		if status, body := internalGet(t, bs[0], path, q); status != http.StatusOK {
+		q["topic_id"] = "id-1"
+		if status, body := internalCall(t, bs[0], path, q); status != http.StatusOK {
 			t.Errorf("%s with the topic id: %d %+v, want 200", path, status, body)
 		}
 	}

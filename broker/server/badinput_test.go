@@ -26,6 +26,17 @@ var badCases = []badCase{
 	{"GET", "/groups/join", "", 405, "METHOD_NOT_ALLOWED", ""},
 	{"POST", "/health", "", 405, "METHOD_NOT_ALLOWED", ""},
 	{"GET", "/groups/assign", "", 405, "METHOD_NOT_ALLOWED", ""},
+	// Broker-to-broker paths live on the peer listener only.
+	{"POST", "/internal/controller/delete-topic", `{"name":"__consumer_offsets"}`, 404, "NOT_FOUND", ""},
+	{"POST", "/internal/controller/alter-config", `{"topic":"__consumer_offsets","set":{"retention.ms":"1"}}`, 404, "NOT_FOUND", ""},
+	{"POST", "/internal/controller/register", `{"id":9,"http_address":"evil:8080","peer_address":"evil:9094","raft_address":"evil:9093"}`, 404, "NOT_FOUND", ""},
+	{"POST", "/internal/replica/fetch", `{"topic":"orders","partition":0,"replica_id":0,"leader_epoch":0,"fetch_offset":0}`, 404, "NOT_FOUND", ""},
+	{"GET", "/internal/replica/fetch?topic=orders&partition=0&replica_id=0&leader_epoch=0&fetch_offset=0", "", 404, "NOT_FOUND", ""},
+	{"POST", "/internal/replica/epoch-end", `{"topic":"orders","partition":0,"epoch":0}`, 404, "NOT_FOUND", ""},
+	{"POST", "/internal/broker/partitions", `{"partitions":[{"topic":"orders","partition":0}]}`, 404, "NOT_FOUND", ""},
+	{"POST", "/internal/broker/offsets", `{"topic":"orders","partition":0}`, 404, "NOT_FOUND", ""},
+	{"POST", "/internal/forward/produce", `{"topic":"orders","partition":0,"message":"x"}`, 404, "NOT_FOUND", ""},
+	{"DELETE", "/internal/forward/topics/orders", "", 404, "NOT_FOUND", ""},
 	// Bodies.
 	{"POST", "/topics", ``, 400, "INVALID_JSON", ""},
 	{"POST", "/topics", `{`, 400, "INVALID_JSON", ""},

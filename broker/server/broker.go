@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/kairolog/kairolog/broker"
@@ -18,8 +17,6 @@ type Broker interface {
 	// AwaitMetadata returns nil once the broker's metadata has caught up,
 	// waiting a bounded time for it, and a 503 NOT_READY otherwise.
 	AwaitMetadata(ctx context.Context) error
-	// InternalHandler serves /internal/ (replication, controller RPCs).
-	InternalHandler() http.Handler
 	// Collector exposes partition, log and group gauges to /metrics.
 	Collector() prometheus.Collector
 

@@ -24,6 +24,7 @@ type testCluster struct {
 	voters    []cluster.Voter
 	rafts     []string
 	https     []string
+	peers     []string
 	dirs      []string
 	bootstrap []string
 	settings  broker.Settings
@@ -41,10 +42,11 @@ func newTestCluster(t *testing.T, n, voters int, change func(*broker.Settings)) 
 	for i := range n {
 		c.rafts = append(c.rafts, freePort(t))
 		c.https = append(c.https, freePort(t))
+		c.peers = append(c.peers, freePort(t))
 		c.dirs = append(c.dirs, t.TempDir())
 		if i < voters {
 			c.voters = append(c.voters, cluster.Voter{ID: i, Address: c.rafts[i]})
-			c.bootstrap = append(c.bootstrap, c.https[i])
+			c.bootstrap = append(c.bootstrap, c.peers[i])
 		}
 	}
 	for i := range n {
@@ -71,7 +73,8 @@ func newTestCluster(t *testing.T, n, voters int, change func(*broker.Settings)) 
 func (c *testCluster) start(i int) *node {
 	c.t.Helper()
 	s := c.settings
-	o := nodeOptions{id: int32(i), dataDir: c.dirs[i], raft: c.rafts[i], http: c.https[i], voters: c.voters, settings: &s}
+	o := nodeOptions{id: int32(i), dataDir: c.dirs[i], raft: c.rafts[i], http: c.https[i], peer: c.peers[i],
+		voters: c.voters, settings: &s}
 	if i >= len(c.voters) {
 		o.bootstrap = c.bootstrap
 	}

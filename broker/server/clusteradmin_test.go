@@ -83,9 +83,10 @@ func TestListGroupsIsPartialWhenABrokerDoesNotAnswer(t *testing.T) {
 		t.Fatalf("complete list: %v", all)
 	}
 
-	// Broker 2 keeps running (and heartbeating) but stops answering HTTP.
-	c.nodes[2].srv.CloseClientConnections()
-	c.nodes[2].srv.Listener.Close()
+	// Broker 2 keeps running but stops answering on its peer listener,
+	// where the others ask it for its groups.
+	c.nodes[2].peerSrv.CloseClientConnections()
+	c.nodes[2].peerSrv.Listener.Close()
 	start := time.Now()
 	r := n0.expect(t, "GET", "/groups", "", 200)
 	t.Logf("partial list after %v", time.Since(start).Round(time.Millisecond))

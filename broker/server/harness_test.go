@@ -18,6 +18,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/server"
 )
 
@@ -40,12 +41,14 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// node is one in-process broker behind a real HTTP listener.
+// node is one in-process broker behind a real client listener and a real
+// peer listener.
 type node struct {
 	t        testing.TB
-	requests *requestCounter
+	requests *requestCounter // on both listeners, by path
 	b        *broker.Broker
 	srv      *httptest.Server
+	peerSrv  *httptest.Server
 	url      string
 	cancel   context.CancelFunc
 	runDone  chan struct{}
@@ -59,12 +62,16 @@ type nodeOptions struct {
 	voters   []cluster.Voter
 	raft     string // raft listen address
 	http     string // HTTP listen address ("" = a free port)
+	peer     string // peer listen address ("" = a free port)
 	clock    *clock
 	settings *broker.Settings
-	// bootstrap are the HTTP addresses a broker that is not an initial
+	// bootstrap are the peer addresses a broker that is not an initial
 	// voter registers through.
 	bootstrap []string
 }
+
+// testSecret is the cluster secret of the test brokers.
+var testSecret = peer.GenerateSecret()
 
 // freePort reserves a free loopback port and returns its address. The
 // port stays bound (held in ports) until startNode hands it to a broker,
@@ -144,13 +151,22 @@ func startNode(t testing.TB, o nodeOptions) *node {
 	if o.http == "" {
 		o.http = freePort(t)
 	}
+	if o.peer == "" {
+		o.peer = freePort(t)
+	}
 	ln, err := ports.listen(o.http)
 	if err != nil {
+		t.Fatal(err)
+	}
+	peerLn, err := ports.listen(o.peer)
+	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	raftLn, err := ports.listen(o.raft)
 	if err != nil {
 		ln.Close()
+		peerLn.Close()
 		t.Fatal(err)
 	}
 	s := testSettings()
@@ -158,6 +174,7 @@ func startNode(t testing.TB, o nodeOptions) *node {
 		s = *o.settings
 	}
 	cfg := broker.Config{ID: o.id, DataDir: o.dataDir, HTTPAdvertise: ln.Addr().String(), RaftListen: o.raft, RaftListener: raftLn,
+		PeerAdvertise: peerLn.Addr().String(), PeerSecret: testSecret,
 		InitialVoters: o.voters, BootstrapServers: o.bootstrap, Settings: s, Logger: quietLogger(), RaftLogOutput: io.Discard, RaftLogLevel: "off"}
 	if o.clock != nil {
 		cfg.Now = o.clock.Now
@@ -165,24 +182,39 @@ func startNode(t testing.TB, o nodeOptions) *node {
 	b, err := broker.New(cfg)
 	if err != nil {
 		ln.Close() // broker.New closed raftLn
+		peerLn.Close()
 		t.Fatal(err)
 	}
-	counter := &requestCounter{next: server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes})}
-	srv := httptest.NewUnstartedServer(counter)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
+	public := server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes})
+	counter := &requestCounter{next: public}
+	srv := serveOn(ln, counter)
+	peerSrv := serveOn(peerLn, &requestCounter{next: b.PeerHandler(public), state: counter.shared()})
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &node{t: t, requests: counter, b: b, srv: srv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}), cfg: cfg, ln: ln.Addr().String()}
+	n := &node{t: t, requests: counter, b: b, srv: srv, peerSrv: peerSrv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}),
+		cfg: cfg, ln: ln.Addr().String()}
 	go func() { _ = b.Run(ctx); close(n.runDone) }()
 	t.Cleanup(n.stop)
 	return n
 }
 
+// serveOn serves h on a listener the test holds.
+func serveOn(ln net.Listener, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	return srv
+}
+
 // requestCounter counts the requests a broker receives, by path, and can
-// slow down the answers of a path, as an overloaded broker would.
+// slow down the answers of a path, as an overloaded broker would. The
+// client and the peer listener's counters share one state.
 type requestCounter struct {
 	next  http.Handler
+	state *pathState
+}
+
+type pathState struct {
 	mu    sync.Mutex
 	paths map[string]int
 	slow  map[string]*slowPath
@@ -194,14 +226,19 @@ type slowPath struct {
 	seen  chan struct{} // receives as each request arrives (never blocks)
 }
 
-func (c *requestCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	if c.paths == nil {
-		c.paths = map[string]int{}
+func (c *requestCounter) shared() *pathState {
+	if c.state == nil {
+		c.state = &pathState{paths: map[string]int{}, slow: map[string]*slowPath{}}
 	}
-	c.paths[r.URL.Path]++
-	sp := c.slow[r.URL.Path]
-	c.mu.Unlock()
+	return c.state
+}
+
+func (c *requestCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	st := c.shared()
+	st.mu.Lock()
+	st.paths[r.URL.Path]++
+	sp := st.slow[r.URL.Path]
+	st.mu.Unlock()
 	if sp != nil {
 		select {
 		case sp.seen <- struct{}{}:
@@ -220,19 +257,18 @@ func (c *requestCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // served; seen receives as each one arrives.
 func (c *requestCounter) slowDown(path string, delay time.Duration) (seen <-chan struct{}) {
 	sp := &slowPath{delay: delay, seen: make(chan struct{}, 1024)}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.slow == nil {
-		c.slow = map[string]*slowPath{}
-	}
-	c.slow[path] = sp
+	st := c.shared()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.slow[path] = sp
 	return sp.seen
 }
 
 func (c *requestCounter) count(path string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.paths[path]
+	st := c.shared()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.paths[path]
 }
 
 // stop shuts the broker down gracefully (idempotent).
@@ -244,6 +280,7 @@ func (n *node) stop() {
 	defer cancel()
 	_ = n.b.ControlledShutdown(ctx)
 	n.srv.Close()
+	n.peerSrv.Close()
 	n.cancel()
 	_ = n.b.Close()
 	<-n.runDone
@@ -260,6 +297,8 @@ func (n *node) crash() {
 	}
 	n.srv.CloseClientConnections()
 	n.srv.Close()
+	n.peerSrv.CloseClientConnections()
+	n.peerSrv.Close()
 	n.cancel()
 	_ = n.b.Close()
 	<-n.runDone

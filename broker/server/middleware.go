@@ -8,10 +8,8 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"time"
 
-	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/client"
 )
 
@@ -54,9 +52,11 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// ServeHTTP is the middleware chain: recover, body limit, forwarded marker,
-// routing (with JSON 404/405), the wait for the broker's metadata, then
-// metrics and the request log.
+// ServeHTTP is the middleware chain: recover, body limit, routing (with
+// JSON 404/405), the wait for the broker's metadata, then metrics and the
+// request log. The same chain serves client requests other brokers proxy
+// here, which arrive on the peer listener already marked forwarded
+// (broker.PeerHandler).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rec := &statusRecorder{ResponseWriter: w}
@@ -82,13 +82,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	if r.Body != nil && s.opts.MaxBodyBytes > 0 {
 		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
-	}
-	if r.Header.Get(client.ForwardedHeader) != "" {
-		ctx := broker.WithForwarded(r.Context())
-		if e, err := strconv.ParseInt(r.Header.Get(client.LeaderEpochHeader), 10, 32); err == nil {
-			ctx = broker.WithForwarderEpoch(ctx, int32(e))
-		}
-		r = r.WithContext(ctx)
 	}
 	if pattern == "" {
 		s.unrouted(rec, r, h)

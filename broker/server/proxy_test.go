@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 // startCluster starts n voters and waits until every one is ready.
@@ -103,19 +103,34 @@ func TestProxying(t *testing.T) {
 		}
 	}
 
-	// A request another broker already forwarded is refused, not forwarded again.
+	// A request another broker already forwarded (it arrives on the peer
+	// listener) is refused, not forwarded again. On the client port the
+	// peer transport's headers mean nothing: such a request is proxied
+	// as any other.
+	peers := peer.NewClient(testSecret).HTTPClient()
 	for p := 0; p < 6; p++ {
 		for i, nd := range nodes {
-			req, _ := http.NewRequest("GET", fmt.Sprintf("%s/fetch?topic=orders&partition=%d&offset=0", nd.url, p), nil)
-			req.Header.Set(client.ForwardedHeader, "1")
-			resp, err := httpClient.Do(req)
+			leader := desc["partitions"].([]any)[p].(map[string]any)["leader"].(float64)
+			path := fmt.Sprintf("/fetch?topic=orders&partition=%d&offset=0", p)
+			req, _ := http.NewRequest("GET", peer.ForwardURL(nd.cfg.PeerAdvertise)+path, nil)
+			resp, err := peers.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			leader := desc["partitions"].([]any)[p].(map[string]any)["leader"].(float64)
-			if float64(i) != leader && resp.StatusCode != 503 {
-				t.Errorf("forwarded fetch of partition %d on non-leader %d: status %d", p, i, resp.StatusCode)
+			if want := map[bool]int{true: 200, false: 503}[float64(i) == leader]; resp.StatusCode != want {
+				t.Errorf("forwarded fetch of partition %d on broker %d (leader %v): status %d, want %d", p, i, leader, resp.StatusCode, want)
+			}
+			req, _ = http.NewRequest("GET", nd.url+path, nil)
+			req.Header.Set(peer.HeaderForwarded, "1")
+			req.Header.Set(peer.HeaderLeaderEpoch, "999")
+			resp, err = httpClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("client fetch of partition %d on broker %d with peer headers: status %d", p, i, resp.StatusCode)
 			}
 		}
 	}

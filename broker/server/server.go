@@ -163,10 +163,6 @@ func (s *Server) registerRoutes() {
 	s.handle("DELETE /brokers/{id}", "remove_broker", kindAdmin, s.removeBroker)
 	s.handle("POST /brokers/{id}/demote", "demote_voter", kindAdmin, s.demoteVoter)
 	s.handle("POST /cluster/rebalance", "rebalance_cluster", kindAdmin, s.rebalanceCluster)
-
-	if ih := s.b.InternalHandler(); ih != nil {
-		s.handleOps("/internal/", "internal", kindData, ih.ServeHTTP)
-	}
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

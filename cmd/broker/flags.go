@@ -13,6 +13,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 // options are the command line of the broker; every flag also reads
@@ -23,6 +24,9 @@ type options struct {
 	listen           string
 	raftListen       string
 	advertised       string
+	peerListen       string
+	peerAdvertised   string
+	peerSecretFile   string
 	initialVoters    string
 	bootstrapServers string
 	rack             string
@@ -47,11 +51,14 @@ func parseOptions(args []string, getenv func(string) string, hostname string, st
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.id, "id", hostnameOrdinal(hostname), "broker id (default: the ordinal at the end of the hostname, so pod kairo-2 is broker 2; 0 if none)")
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "data directory: partition logs and the metadata quorum's state")
-	fs.StringVar(&o.listen, "listen", ":8080", "HTTP listen address (the public and internal API)")
+	fs.StringVar(&o.listen, "listen", ":8080", "HTTP listen address of the client API")
 	fs.StringVar(&o.raftListen, "raft-listen", ":9093", "raft listen address of the metadata quorum")
-	fs.StringVar(&o.advertised, "advertised-address", "", "host:port other brokers and proxies reach this broker's HTTP listener at (default: the listen host, or the hostname, with the listen port)")
+	fs.StringVar(&o.advertised, "advertised-address", "", "host:port clients reach this broker's HTTP listener at (default: the listen host, or the hostname, with the listen port)")
+	fs.StringVar(&o.peerListen, "peer-listen", "", "listen address of the peer listener, for calls from other brokers only (default: the --listen host with port 9094)")
+	fs.StringVar(&o.peerAdvertised, "peer-advertised-address", "", "host:port other brokers reach this broker's peer listener at (default: the peer listen host, or the advertised host, with the peer listen port)")
+	fs.StringVar(&o.peerSecretFile, "peer-secret-file", "", "file holding the cluster secret brokers prove to each other (required with other brokers; a lone broker without one generates its own)")
 	fs.StringVar(&o.initialVoters, "initial-voters", "", "metadata quorum at bootstrap: 0@host:9093,1@host:9093,… (empty: a one-voter cluster of this broker)")
-	fs.StringVar(&o.bootstrapServers, "bootstrap-servers", "", "HTTP addresses to register through when not a voter (default: the voters' hosts with this broker's HTTP port)")
+	fs.StringVar(&o.bootstrapServers, "bootstrap-servers", "", "peer addresses to register through when not a voter (default: the voters' hosts with this broker's peer port)")
 	fs.StringVar(&o.rack, "rack", "", "rack or zone, to spread replicas")
 	fs.StringVar(&o.configFile, "config-file", "", "Java-properties file of broker settings (docs/configuration.md)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -131,6 +138,43 @@ func advertisedAddress(o *options, hostname string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
+// DefaultPeerPort is the peer listener's port when --peer-listen is not set.
+const DefaultPeerPort = "9094"
+
+// peerListenAddress is --peer-listen, or the --listen host with
+// DefaultPeerPort: brokers started on different loopback addresses do not
+// collide.
+func peerListenAddress(o *options) (string, error) {
+	if o.peerListen != "" {
+		if _, _, err := net.SplitHostPort(o.peerListen); err != nil {
+			return "", fmt.Errorf("--peer-listen %q: %w", o.peerListen, err)
+		}
+		return o.peerListen, nil
+	}
+	host, _, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return "", fmt.Errorf("--listen %q: %w", o.listen, err)
+	}
+	return net.JoinHostPort(host, DefaultPeerPort), nil
+}
+
+// peerAdvertisedAddress is --peer-advertised-address, or the peer listen
+// host (when it names one) or else the advertised HTTP host, with the peer
+// listen port.
+func peerAdvertisedAddress(o *options, peerListen, httpAdvertised string) (string, error) {
+	if o.peerAdvertised != "" {
+		if _, _, err := net.SplitHostPort(o.peerAdvertised); err != nil {
+			return "", fmt.Errorf("--peer-advertised-address %q: %w", o.peerAdvertised, err)
+		}
+		return o.peerAdvertised, nil
+	}
+	host, port, _ := net.SplitHostPort(peerListen)
+	if host == "" || net.ParseIP(host).IsUnspecified() {
+		host, _, _ = net.SplitHostPort(httpAdvertised)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
 // brokerConfig builds the broker's Config from the options.
 func brokerConfig(o *options, hostname string) (broker.Config, []string, error) {
 	cfg := broker.Config{ID: int32(o.id), DataDir: o.dataDir, RaftListen: o.raftListen, Rack: o.rack,
@@ -138,6 +182,18 @@ func brokerConfig(o *options, hostname string) (broker.Config, []string, error) 
 	var err error
 	if cfg.HTTPAdvertise, err = advertisedAddress(o, hostname); err != nil {
 		return cfg, nil, err
+	}
+	peerListen, err := peerListenAddress(o)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if cfg.PeerAdvertise, err = peerAdvertisedAddress(o, peerListen, cfg.HTTPAdvertise); err != nil {
+		return cfg, nil, err
+	}
+	if o.peerSecretFile != "" {
+		if cfg.PeerSecret, err = peer.ReadSecretFile(o.peerSecretFile); err != nil {
+			return cfg, nil, fmt.Errorf("--peer-secret-file: %w", err)
+		}
 	}
 	if cfg.InitialVoters, err = cluster.ParseVoters(o.initialVoters); err != nil {
 		return cfg, nil, fmt.Errorf("--initial-voters: %w", err)

@@ -28,8 +28,77 @@ func TestDefaultsAreTheSingleNodeBroker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HTTPAdvertise != "kairo-3:8080" || len(cfg.InitialVoters) != 0 {
+	if cfg.HTTPAdvertise != "kairo-3:8080" || cfg.PeerAdvertise != "kairo-3:9094" || len(cfg.InitialVoters) != 0 || !cfg.PeerSecret.IsZero() {
 		t.Fatalf("config: %+v", cfg)
+	}
+	if l, err := peerListenAddress(o); err != nil || l != ":9094" {
+		t.Fatalf("peer listen address %q %v", l, err)
+	}
+}
+
+// TestPeerListener: the peer listener takes the --listen host with port
+// 9094 unless told otherwise, so brokers on different loopback addresses
+// do not collide, and advertises the host other brokers can reach.
+func TestPeerListener(t *testing.T) {
+	for _, tc := range []struct {
+		args                     []string
+		env                      map[string]string
+		listen, advertised, host string
+	}{
+		{nil, nil, ":9094", "host:9094", "host"},
+		{[]string{"--listen", "127.0.0.2:8080"}, nil, "127.0.0.2:9094", "127.0.0.2:9094", ""},
+		{[]string{"--listen", "127.0.0.3:18080", "--peer-listen", "127.0.0.3:19094"}, nil, "127.0.0.3:19094", "127.0.0.3:19094", ""},
+		{[]string{"--advertised-address", "kairo-1.kairo:8080"}, nil, ":9094", "kairo-1.kairo:9094", "x"},
+		{nil, map[string]string{"KAIRO_PEER_LISTEN": "0.0.0.0:7000", "KAIRO_ADVERTISED_ADDRESS": "b:8080"}, "0.0.0.0:7000", "b:7000", "x"},
+		{[]string{"--peer-advertised-address", "peer.example:443"}, nil, ":9094", "peer.example:443", "x"},
+	} {
+		o, err := parseOptions(tc.args, func(k string) string { return tc.env[k] }, tc.host, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := peerListenAddress(o)
+		if err != nil || l != tc.listen {
+			t.Errorf("%v %v: peer listen %q %v, want %q", tc.args, tc.env, l, err, tc.listen)
+		}
+		cfg, _, err := brokerConfig(o, tc.host)
+		if err != nil || cfg.PeerAdvertise != tc.advertised {
+			t.Errorf("%v %v: peer advertised %q %v, want %q", tc.args, tc.env, cfg.PeerAdvertise, err, tc.advertised)
+		}
+	}
+	for _, bad := range [][]string{{"--peer-listen", "9094"}, {"--peer-advertised-address", "nohost"}} {
+		o, err := parseOptions(bad, func(string) string { return "" }, "", io.Discard)
+		if err == nil {
+			_, _, err = brokerConfig(o, "")
+		}
+		if err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+// TestPeerSecretFile: the secret is read from the file (a mounted
+// Kubernetes Secret), without its trailing newline; a missing or short one
+// stops the broker from starting.
+func TestPeerSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "secret")
+	os.WriteFile(good, []byte("0123456789abcdef0123456789abcdef\n"), 0o600)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("tiny\n"), 0o600)
+	env := map[string]string{"KAIRO_PEER_SECRET_FILE": good}
+	o, err := parseOptions(nil, func(k string) string { return env[k] }, "", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := brokerConfig(o, "")
+	if err != nil || cfg.PeerSecret.Reveal() != "0123456789abcdef0123456789abcdef" {
+		t.Fatalf("secret from KAIRO_PEER_SECRET_FILE: %v", err)
+	}
+	for _, path := range []string{short, filepath.Join(dir, "missing")} {
+		o, _ := parseOptions([]string{"--peer-secret-file", path}, func(string) string { return "" }, "", io.Discard)
+		if _, _, err := brokerConfig(o, ""); err == nil {
+			t.Errorf("%s accepted", path)
+		}
 	}
 }
 

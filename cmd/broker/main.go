@@ -1,8 +1,9 @@
-// Command broker runs one KairoLog broker: the HTTP API on --listen, the
+// Command broker runs one KairoLog broker: the client API on --listen, the
+// peer listener for other brokers on --peer-listen (port 9094), the
 // metadata quorum on --raft-listen, data under --data-dir. With no flags it
 // is a single-node broker on :8080 with ./data. SIGTERM or SIGINT stops it
-// gracefully: leaderships move to other brokers first, then the HTTP server
-// drains and the logs close cleanly.
+// gracefully: leaderships move to other brokers first, then the HTTP
+// servers drain and the logs close cleanly.
 package main
 
 import (
@@ -67,22 +68,36 @@ func run(args []string) error {
 		log.Warn("Ignoring an unknown config key", "key", k, "file", o.configFile)
 	}
 
+	peerListen, err := peerListenAddress(o)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
+	peerLn, err := net.Listen("tcp", peerListen)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("--peer-listen: %w", err)
+	}
+	generated := cfg.PeerSecret.IsZero()
 	b, err := broker.New(cfg)
 	if err != nil {
 		ln.Close()
+		peerLn.Close()
 		return err
 	}
-	srv := &http.Server{
-		Handler:           server.New(b, server.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	if generated {
+		log.Info("No cluster secret configured: this lone broker generated one, so no other broker can join it (set --peer-secret-file on every broker of a cluster)")
 	}
+	public := server.New(b, server.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes})
+	srv := newHTTPServer(log, public)
+	// The peer listener is a plain TCP listener for now; TLS between
+	// brokers wraps it here (tls.NewListener) without touching the handler.
+	peerSrv := newHTTPServer(log, b.PeerHandler(public))
 	log.Info("Broker starting", "id", cfg.ID, "listen", ln.Addr().String(), "advertised", cfg.HTTPAdvertise,
+		"peer_listen", peerLn.Addr().String(), "peer_advertised", cfg.PeerAdvertise,
 		"raft", cfg.RaftListen, "data", cfg.DataDir, "voters", o.initialVoters)
 
 	if o.debugListen != "" {
@@ -90,8 +105,9 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- fmt.Errorf("client listener: %w", srv.Serve(ln)) }()
+	go func() { serveErr <- fmt.Errorf("peer listener: %w", peerSrv.Serve(peerLn)) }()
 	runDone := make(chan struct{})
 	go func() { _ = b.Run(ctx); close(runDone) }()
 
@@ -102,13 +118,22 @@ func run(args []string) error {
 		log.Error("HTTP server stopped", "error", err)
 	}
 	stop()
-	return shutdown(log, b, srv, runDone)
+	return shutdown(log, b, []*http.Server{srv, peerSrv}, runDone)
+}
+
+func newHTTPServer(log *slog.Logger, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // shutdown moves leaderships away while still serving (followers and the
-// controller need this broker's HTTP API meanwhile), then stops HTTP and
-// closes the broker.
-func shutdown(log *slog.Logger, b *broker.Broker, srv *http.Server, runDone <-chan struct{}) error {
+// controller need this broker's peer listener meanwhile), then stops both
+// listeners and closes the broker.
+func shutdown(log *slog.Logger, b *broker.Broker, srvs []*http.Server, runDone <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	if err := b.ControlledShutdown(ctx); err != nil {
@@ -116,8 +141,10 @@ func shutdown(log *slog.Logger, b *broker.Broker, srv *http.Server, runDone <-ch
 	}
 	httpCtx, cancelHTTP := context.WithTimeout(ctx, 5*time.Second)
 	defer cancelHTTP()
-	if err := srv.Shutdown(httpCtx); err != nil {
-		srv.Close()
+	for _, srv := range srvs {
+		if err := srv.Shutdown(httpCtx); err != nil {
+			srv.Close()
+		}
 	}
 	err := b.Close()
 	<-runDone

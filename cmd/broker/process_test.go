@@ -26,11 +26,11 @@ func TestBrokerProcess(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	data := t.TempDir()
-	httpAddr, raftAddr := freeAddr(t), freeAddr(t)
+	httpAddr, raftAddr, peerAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	cfg := filepath.Join(t.TempDir(), "broker.properties")
 	os.WriteFile(cfg, []byte("num.partitions=2\noffsets.topic.num.partitions=2\n"), 0o644)
 	start := func() (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--config-file", cfg)
+		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--peer-listen", peerAddr, "--config-file", cfg)
 		cmd.Env = append(os.Environ(), "KAIRO_DATA_DIR="+data, "KAIRO_LOG_LEVEL=debug")
 		var logs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -71,6 +71,12 @@ func TestBrokerProcess(t *testing.T) {
 	mustCall(t, "POST", base+"/groups/join", `{"group":"analytics-workers","member_id":"member-a"}`, 200, `"joined"`)
 	mustCall(t, "POST", base+"/groups/rebalance", `{"group":"analytics-workers","topic":"orders"}`, 200, `"partitions":[0,1]`)
 	mustCall(t, "POST", base+"/offsets/commit", `{"group":"analytics-workers","topic":"orders","partition":1,"offset":1}`, 200, `"committed"`)
+	// Without a secret file the lone broker made up its own cluster
+	// secret: its peer listener refuses every caller, and the client port
+	// does not know the broker-to-broker paths.
+	mustCall(t, "POST", "http://"+peerAddr+"/internal/controller/delete-topic", `{"name":"orders"}`, 401, `"code":"UNAUTHENTICATED"`)
+	mustCall(t, "POST", base+"/internal/controller/delete-topic", `{"name":"orders"}`, 404, `"code":"NOT_FOUND"`)
+	mustCall(t, "GET", base+"/topics/orders", "", 200, `"name":"orders"`)
 	stop(cmd, logs)
 	if !strings.Contains(logs.String(), "Broker stopped") {
 		t.Fatalf("no graceful stop in the logs:\n%s", logs.String())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 func devCmd(g *globals) *cobra.Command {
@@ -32,6 +35,7 @@ type devCluster struct {
 	brokerBin string
 	httpPort  int
 	raftPort  int
+	peerPort  int
 	samePorts bool
 	config    string
 	logLevel  string
@@ -45,12 +49,14 @@ func devClusterCmd() *cobra.Command {
 		Long: `Run N brokers on this machine until Ctrl-C.
 
 On Linux broker i listens on 127.0.0.(i+1) with the same ports for every
-broker (HTTP 8080, raft 9093), as pods would; elsewhere (or with
---distinct-ports) every broker uses 127.0.0.1 and ports 8080+i and 9093+i.
-The first three brokers (--voters) form the metadata quorum; the others join
-through them. Data goes to --data-dir/broker-i. A broker that stops or is
-killed leaves the others running; its command line is printed so that it
-can be started again.`,
+broker (HTTP 8080, raft 9093, peer 9094), as pods would; elsewhere (or with
+--distinct-ports) every broker uses 127.0.0.1 and ports 8080+i (HTTP),
+9093+i (raft) and 9194+i (peer: --peer-port + 100 + i, clear of the raft
+ports). The first three brokers (--voters) form the metadata quorum; the others join
+through them. Data goes to --data-dir/broker-i; the brokers share the
+cluster secret in --data-dir/peer-secret (made on first use). A broker that
+stops or is killed leaves the others running; its command line is printed
+so that it can be started again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return d.run(cmd.Context(), cmd.OutOrStdout()) },
 	}
@@ -61,17 +67,44 @@ can be started again.`,
 	f.StringVar(&d.brokerBin, "broker-bin", "", "broker binary (default: 'broker' next to kairoctl, then $PATH)")
 	f.IntVar(&d.httpPort, "http-port", 8080, "HTTP port (of broker 0 with --distinct-ports)")
 	f.IntVar(&d.raftPort, "raft-port", 9093, "raft port (of broker 0 with --distinct-ports)")
+	f.IntVar(&d.peerPort, "peer-port", 9094, "peer port between brokers (broker 0 uses this plus 100 with --distinct-ports)")
 	f.BoolVar(&d.samePorts, "distinct-ports", runtime.GOOS != "linux", "put every broker on 127.0.0.1 with its own ports")
 	f.StringVar(&d.config, "config-file", "", "properties file passed to every broker")
 	f.StringVar(&d.logLevel, "log-level", "info", "brokers' log level")
 	return cmd
 }
 
-func (d *devCluster) host(i int) (string, int, int) {
+// devAddrs are the listen addresses of one broker of a dev cluster.
+type devAddrs struct {
+	host                     string
+	httpPort, raftPort, peer int
+}
+
+func (a devAddrs) http() string     { return net.JoinHostPort(a.host, strconv.Itoa(a.httpPort)) }
+func (a devAddrs) raft() string     { return net.JoinHostPort(a.host, strconv.Itoa(a.raftPort)) }
+func (a devAddrs) peerAddr() string { return net.JoinHostPort(a.host, strconv.Itoa(a.peer)) }
+
+func (d *devCluster) host(i int) devAddrs {
 	if d.samePorts {
-		return "127.0.0.1", d.httpPort + i, d.raftPort + i
+		return devAddrs{"127.0.0.1", d.httpPort + i, d.raftPort + i, d.peerPort + 100 + i}
 	}
-	return "127.0.0." + strconv.Itoa(i+1), d.httpPort, d.raftPort
+	return devAddrs{"127.0.0." + strconv.Itoa(i+1), d.httpPort, d.raftPort, d.peerPort}
+}
+
+// secretFile is the cluster secret every broker of the dev cluster reads:
+// made on first use, kept for restarts.
+func (d *devCluster) secretFile() (string, error) {
+	path := filepath.Join(d.dataDir, "peer-secret")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(d.dataDir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(peer.GenerateSecret().Reveal()+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write the cluster secret: %w", err)
+	}
+	return path, nil
 }
 
 func (d *devCluster) findBinary() (string, error) {
@@ -100,25 +133,27 @@ func (d *devCluster) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	secret, err := d.secretFile()
+	if err != nil {
+		return err
+	}
 	voters := make([]string, 0, min(d.voters, d.brokers))
 	for i := 0; i < min(d.voters, d.brokers); i++ {
-		h, _, rp := d.host(i)
-		voters = append(voters, fmt.Sprintf("%d@%s:%d", i, h, rp))
+		voters = append(voters, fmt.Sprintf("%d@%s", i, d.host(i).raft()))
 	}
 	var bootstrap []string
 	for i := 0; i < len(voters); i++ {
-		h, hp, _ := d.host(i)
-		bootstrap = append(bootstrap, fmt.Sprintf("%s:%d", h, hp))
+		bootstrap = append(bootstrap, d.host(i).peerAddr())
 	}
 	var procs []*devProc
 	var logs sync.WaitGroup
 	exited := make(chan int, d.brokers)
 	for i := 0; i < d.brokers; i++ {
-		h, hp, rp := d.host(i)
+		a := d.host(i)
 		args := []string{"--id", strconv.Itoa(i),
 			"--data-dir", filepath.Join(d.dataDir, "broker-"+strconv.Itoa(i)),
-			"--listen", fmt.Sprintf("%s:%d", h, hp), "--raft-listen", fmt.Sprintf("%s:%d", h, rp),
-			"--advertised-address", fmt.Sprintf("%s:%d", h, hp),
+			"--listen", a.http(), "--raft-listen", a.raft(), "--peer-listen", a.peerAddr(),
+			"--advertised-address", a.http(), "--peer-secret-file", secret,
 			"--initial-voters", strings.Join(voters, ","), "--bootstrap-servers", strings.Join(bootstrap, ","),
 			"--log-level", d.logLevel}
 		if d.config != "" {
@@ -146,9 +181,9 @@ func (d *devCluster) run(ctx context.Context, out io.Writer) error {
 			close(p.done)
 			exited <- i
 		}()
-		fmt.Fprintf(out, "broker %d: http://%s:%d (raft %s:%d), pid %d\n", i, h, hp, h, rp, c.Process.Pid)
+		fmt.Fprintf(out, "broker %d: http://%s (raft %s, peer %s), pid %d\n", i, a.http(), a.raft(), a.peerAddr(), c.Process.Pid)
 	}
-	fmt.Fprintf(out, "Use: kairoctl --broker http://%s cluster brokers   (Ctrl-C stops every broker)\n", bootstrap[0])
+	fmt.Fprintf(out, "Use: kairoctl --broker http://%s cluster brokers   (Ctrl-C stops every broker)\n", d.host(0).http())
 	// A broker that exits (killed to watch a failover, say) leaves the
 	// others running: the cluster is meant to survive it. Its command line
 	// is printed so it can be started again by hand.

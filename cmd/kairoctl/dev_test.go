@@ -58,7 +58,7 @@ func TestDevClusterAsDocumented(t *testing.T) {
 		t.Fatalf("build the broker: %v\n%s", err, out)
 	}
 	hosts := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
-	httpPort, raftPort := portFreeOn(t, hosts...), portFreeOn(t, hosts...)
+	httpPort, raftPort, peerPort := portFreeOn(t, hosts...), portFreeOn(t, hosts...), portFreeOn(t, hosts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncbuf.Buffer
 	done := make(chan error, 1)
@@ -67,7 +67,8 @@ func TestDevClusterAsDocumented(t *testing.T) {
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)
 		cmd.SetArgs([]string{"dev", "cluster", "--brokers", "3", "--broker-bin", bin, "--data-dir", t.TempDir(),
-			"--http-port", strconv.Itoa(httpPort), "--raft-port", strconv.Itoa(raftPort), "--distinct-ports=false", "--log-level", "warn"})
+			"--http-port", strconv.Itoa(httpPort), "--raft-port", strconv.Itoa(raftPort), "--peer-port", strconv.Itoa(peerPort),
+			"--distinct-ports=false", "--log-level", "warn"})
 		done <- cmd.ExecuteContext(ctx)
 	}()
 	defer func() {
@@ -115,7 +116,7 @@ func TestDevClusterAsDocumented(t *testing.T) {
 	}
 
 	// Stop broker 2 on its own: the others keep serving.
-	m := regexp.MustCompile(`broker 2: http://\S+ \(raft \S+\), pid (\d+)`).FindStringSubmatch(out.String())
+	m := regexp.MustCompile(`broker 2: http://\S+ \(raft \S+, peer \S+\), pid (\d+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no pid for broker 2 in the output")
 	}

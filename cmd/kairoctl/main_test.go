@@ -24,6 +24,10 @@ func startBroker(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	peerLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	raft, _ := net.Listen("tcp", "127.0.0.1:0")
 	raftAddr := raft.Addr().String()
 	raft.Close()
@@ -31,19 +35,25 @@ func startBroker(t *testing.T) string {
 	s := broker.DefaultSettings()
 	s.OffsetsTopicNumPartitions = 2
 	b, err := broker.New(broker.Config{DataDir: t.TempDir(), HTTPAdvertise: ln.Addr().String(), RaftListen: raftAddr,
-		Settings: s, Logger: quiet, RaftLogOutput: io.Discard, RaftLogLevel: "off"})
+		PeerAdvertise: peerLn.Addr().String(), Settings: s, Logger: quiet, RaftLogOutput: io.Discard, RaftLogLevel: "off"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(server.New(b, server.Options{Logger: quiet}))
+	public := server.New(b, server.Options{Logger: quiet})
+	srv := httptest.NewUnstartedServer(public)
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
+	peerSrv := httptest.NewUnstartedServer(b.PeerHandler(public))
+	peerSrv.Listener.Close()
+	peerSrv.Listener = peerLn
+	peerSrv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = b.Run(ctx); close(done) }()
 	t.Cleanup(func() {
 		srv.Close()
+		peerSrv.Close()
 		cancel()
 		_ = b.Close()
 		<-done

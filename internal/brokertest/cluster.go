@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 // Options configure a Cluster.
@@ -73,6 +74,7 @@ type proc struct {
 	host     string
 	httpPort int
 	raftPort int
+	peerPort int
 	dataDir  string
 	logPath  string
 
@@ -119,6 +121,10 @@ func NewCluster(opts Options) (*Cluster, error) {
 		}
 		c.dir, c.tempDir = d, true
 	}
+	if err := os.WriteFile(c.SecretFile(), []byte(peer.GenerateSecret().Reveal()+"\n"), 0o600); err != nil {
+		c.Close()
+		return nil, err
+	}
 	for i := 0; i < opts.Brokers; i++ {
 		if _, err := c.add(); err != nil {
 			c.Close()
@@ -128,7 +134,7 @@ func NewCluster(opts Options) (*Cluster, error) {
 	var voters, seeds []string
 	for _, p := range c.brokers[:opts.Voters] {
 		voters = append(voters, fmt.Sprintf("%d@%s", p.id, p.raftAddress()))
-		seeds = append(seeds, p.address())
+		seeds = append(seeds, p.peerAddress())
 	}
 	c.voters, c.seeds = strings.Join(voters, ","), strings.Join(seeds, ",")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -149,7 +155,11 @@ func (c *Cluster) add() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{id: id, host: host, httpPort: hp, raftPort: rp,
+	pp, err := freePort(host)
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{id: id, host: host, httpPort: hp, raftPort: rp, peerPort: pp,
 		dataDir: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)),
 		logPath: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)+".log")}
 	if err := os.MkdirAll(p.dataDir, 0o755); err != nil {
@@ -170,6 +180,36 @@ func freePort(host string) (int, error) {
 
 func (p *proc) address() string     { return net.JoinHostPort(p.host, strconv.Itoa(p.httpPort)) }
 func (p *proc) raftAddress() string { return net.JoinHostPort(p.host, strconv.Itoa(p.raftPort)) }
+func (p *proc) peerAddress() string { return net.JoinHostPort(p.host, strconv.Itoa(p.peerPort)) }
+
+// SecretFile holds the cluster secret every broker is started with
+// (--peer-secret-file); SetSecret replaces it.
+func (c *Cluster) SecretFile() string { return filepath.Join(c.dir, "peer-secret") }
+
+// SetSecret makes secret the cluster secret of brokers started from now on
+// (a pod's mounted Secret, say). The file is replaced in one rename, so a
+// broker starting meanwhile reads the old secret or the new one, whole.
+func (c *Cluster) SetSecret(secret []byte) error {
+	tmp, err := os.CreateTemp(c.dir, "peer-secret-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(secret)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), c.SecretFile())
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("brokertest: set the cluster secret: %w", err)
+	}
+	return nil
+}
+
+// PeerAddress is broker i's peer listener, "127.0.0.x:port".
+func (c *Cluster) PeerAddress(i int) string { return c.broker(i).peerAddress() }
 
 // Len is the number of broker slots (running or not).
 func (c *Cluster) Len() int {
@@ -256,6 +296,8 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 		"--data-dir", p.dataDir,
 		"--listen", p.address(),
 		"--raft-listen", p.raftAddress(),
+		"--peer-listen", p.peerAddress(),
+		"--peer-secret-file", c.SecretFile(),
 		"--advertised-address", p.address(),
 		"--initial-voters", c.voters,
 		"--bootstrap-servers", c.seeds,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 // brokerProc is one broker process and what is needed to start it again.
@@ -66,12 +67,17 @@ func newCluster(t *testing.T, bin string, n int, config string) []*brokerProc {
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	secret := filepath.Join(dir, "peer-secret")
+	if err := os.WriteFile(secret, []byte(peer.GenerateSecret().Reveal()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	hosts := make([]string, n)
-	httpAddrs, raftAddrs, voters := make([]string, n), make([]string, n), make([]string, n)
+	httpAddrs, raftAddrs, peerAddrs, voters := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i := range n {
 		hosts[i] = "127.0.0." + strconv.Itoa(i+1)
 		httpAddrs[i] = net.JoinHostPort(hosts[i], freePort(t, hosts[i]))
 		raftAddrs[i] = net.JoinHostPort(hosts[i], freePort(t, hosts[i]))
+		peerAddrs[i] = net.JoinHostPort(hosts[i], freePort(t, hosts[i]))
 		voters[i] = fmt.Sprintf("%d@%s", i, raftAddrs[i])
 	}
 	procs := make([]*brokerProc, n)
@@ -84,6 +90,7 @@ func newCluster(t *testing.T, bin string, n int, config string) []*brokerProc {
 			logPath: filepath.Join(dir, fmt.Sprintf("broker-%d.log", i)), http: httpAddrs[i], client: c}
 		p.args = []string{"--id", strconv.Itoa(i), "--data-dir", p.dataDir,
 			"--listen", httpAddrs[i], "--raft-listen", raftAddrs[i], "--advertised-address", httpAddrs[i],
+			"--peer-listen", peerAddrs[i], "--peer-secret-file", secret,
 			"--initial-voters", strings.Join(voters, ","), "--config-file", cfg, "--log-level", "info"}
 		procs[i] = p
 	}

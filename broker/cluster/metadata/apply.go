@@ -117,7 +117,7 @@ func (img *Image) register(r RegisterBroker, index uint64) error {
 	if old := img.Brokers[r.ID]; old != nil {
 		*b = *old
 	}
-	b.ID, b.HTTPAddress, b.RaftAddress, b.Rack, b.Voter = r.ID, r.HTTPAddress, r.RaftAddress, r.Rack, r.Voter
+	b.ID, b.HTTPAddress, b.PeerAddress, b.RaftAddress, b.Rack, b.Voter = r.ID, r.HTTPAddress, r.PeerAddress, r.RaftAddress, r.Rack, r.Voter
 	b.Epoch, b.Incarnation = index, r.Incarnation
 	b.Fenced, b.ShuttingDown = false, false
 	img.Brokers[r.ID] = b

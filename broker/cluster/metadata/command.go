@@ -56,6 +56,7 @@ type InitCluster struct {
 type RegisterBroker struct {
 	ID          int    `json:"id"`
 	HTTPAddress string `json:"http_address"`
+	PeerAddress string `json:"peer_address,omitempty"`
 	RaftAddress string `json:"raft_address"`
 	Rack        string `json:"rack,omitempty"`
 	Voter       bool   `json:"voter"`

@@ -31,6 +31,9 @@ type Image struct {
 type Broker struct {
 	ID          int    `json:"id"`
 	HTTPAddress string `json:"http_address"`
+	// PeerAddress is where the broker's peer listener takes calls from
+	// other brokers (broker/peer).
+	PeerAddress string `json:"peer_address,omitempty"`
 	RaftAddress string `json:"raft_address"`
 	Rack        string `json:"rack,omitempty"`
 	// Voter reports whether the broker votes in the metadata quorum.
