@@ -28,8 +28,8 @@ import (
 )
 
 // CacheOptions is the manager's cache: it holds only the pods, volume
-// claims, ConfigMaps, Services, StatefulSets and disruption budgets the
-// operator labels (app.kubernetes.io/managed-by=kairolog-operator), not
+// claims, ConfigMaps, Secrets, Services, StatefulSets and disruption
+// budgets the operator labels (app.kubernetes.io/managed-by=kairolog-operator), not
 // every one in the cluster, and only the given namespaces (all when none).
 // The KairoCluster reconciler reads a child that exists without the label
 // directly from the API server.
@@ -39,6 +39,7 @@ func CacheOptions(namespaces []string) cache.Options {
 		&corev1.Pod{}:                   {Label: managed},
 		&corev1.PersistentVolumeClaim{}: {Label: managed},
 		&corev1.ConfigMap{}:             {Label: managed},
+		&corev1.Secret{}:                {Label: managed},
 		&corev1.Service{}:               {Label: managed},
 		&appsv1.StatefulSet{}:           {Label: managed},
 		&policyv1.PodDisruptionBudget{}: {Label: managed},

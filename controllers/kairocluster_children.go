@@ -44,8 +44,8 @@ const (
 	ReasonDeleted          = "Deleted"
 )
 
-// applyChildren creates or updates the ConfigMap, the Services, the
-// StatefulSet and the PodDisruptionBudget, in that order. A child that
+// applyChildren creates or updates the ConfigMap, the peer Secret, the
+// Services, the StatefulSet and the PodDisruptionBudget, in that order. A child that
 // exists but is not controlled by this cluster is never adopted or
 // overwritten: it is reported (condition and event), the children after it
 // are not applied, and the pass stops before touching brokers.

@@ -49,6 +49,8 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		brokers *brokertest.Cluster
 		node    *brokertest.Node
 		svc     *brokerclient.Client
+		// peerSecret is the cluster secret the operator generated.
+		peerSecret string
 	)
 
 	BeforeAll(func() {
@@ -92,6 +94,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "kairo"}},
 			&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "kairo"}},
 			&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "kairo"}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kairo-peer-secret"}},
 		}
 		for _, child := range children {
 			child.SetNamespace(ns)
@@ -109,6 +112,22 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		Expect(sts.Spec.Template.Spec.Containers[0].Args).To(ContainElement(
 			"--initial-voters=0@kairo-0.kairo-headless.kc-main.svc:9093,1@kairo-1.kairo-headless.kc-main.svc:9093,2@kairo-2.kairo-headless.kc-main.svc:9093"))
 		Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("kairolog/broker:test"))
+
+		By("the cluster secret: generated into a Secret, mounted into every pod, reached through the peer port")
+		secret := children[5].(*corev1.Secret)
+		Expect(secret.Data).To(HaveKeyWithValue(resources.PeerSecretKey, HaveLen(64)))
+		peerSecret = string(secret.Data[resources.PeerSecretKey])
+		pod := sts.Spec.Template.Spec
+		Expect(pod.Volumes).To(ContainElement(SatisfyAll(
+			HaveField("Name", resources.PeerSecretVolume),
+			HaveField("VolumeSource.Secret.SecretName", "kairo-peer-secret"))))
+		Expect(pod.Containers[0].VolumeMounts).To(ContainElement(SatisfyAll(
+			HaveField("Name", resources.PeerSecretVolume), HaveField("MountPath", "/etc/kairolog/peer"), HaveField("ReadOnly", true))))
+		Expect(pod.Containers[0].Args).To(ContainElements("--peer-listen=:9094", "--peer-secret-file=/etc/kairolog/peer/secret"))
+		Expect(children[1].(*corev1.Service).Spec.Ports).To(ContainElement(SatisfyAll(
+			HaveField("Name", "peer"), HaveField("Port", int32(9094)))))
+		Expect(children[2].(*corev1.Service).Spec.Ports).NotTo(ContainElement(HaveField("Name", "peer")),
+			"the client Service must not expose the peer listener")
 
 		By("the real StatefulSet controller creating three pods and their claims")
 		Eventually(func(g Gomega) {
@@ -278,6 +297,10 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		}).WithTimeout(120 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 		seen := monitor.finish()
 		replaced := seen.replaced
+		var secret corev1.Secret
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "kairo-peer-secret"}, &secret)).To(Succeed())
+		Expect(string(secret.Data[resources.PeerSecretKey])).To(Equal(peerSecret),
+			"the cluster secret changed under running brokers")
 		reportFigure("Rolling restart after broker 2 came back: at most %d broker(s) down at once (%s), at most %d pod(s) not ready at once; pods replaced in order %v; controller was broker %d",
 			seen.maxDown, seen.downAt, seen.maxNotReady, replaced, controller)
 		Expect(seen.maxDown).To(Equal(1), "two brokers were down at once: %s", seen.downAt)

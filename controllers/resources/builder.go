@@ -59,12 +59,14 @@ type ResourceBuilder interface {
 }
 
 // ResourceBuilders are the cluster's children in the order they are
-// applied: the ConfigMap and the Services before the StatefulSet, so that a
-// broker pod finds its configuration to mount and its peers' DNS names when
-// it starts; the disruption budget last. A disabled budget is not listed.
+// applied: the ConfigMap, the peer Secret and the Services before the
+// StatefulSet, so that a broker pod finds its configuration and the
+// cluster secret to mount and its peers' DNS names when it starts; the
+// disruption budget last. A disabled budget is not listed.
 func (b *Builder) ResourceBuilders() []ResourceBuilder {
 	out := []ResourceBuilder{
 		&ConfigMapBuilder{b},
+		&PeerSecretBuilder{b},
 		&HeadlessServiceBuilder{b},
 		&ClientServiceBuilder{b},
 		&StatefulSetBuilder{b},

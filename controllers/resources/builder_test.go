@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
@@ -97,13 +98,13 @@ func TestResourceBuildersOrder(t *testing.T) {
 	for _, rb := range testBuilder(t, c).ResourceBuilders() {
 		kinds = append(kinds, reflect.TypeOf(build(t, rb)).Elem().Name()+"/"+build(t, rb).GetName())
 	}
-	want := []string{"ConfigMap/kairo-config", "Service/kairo-headless", "Service/kairo", "StatefulSet/kairo", "PodDisruptionBudget/kairo"}
+	want := []string{"ConfigMap/kairo-config", "Secret/kairo-peer-secret", "Service/kairo-headless", "Service/kairo", "StatefulSet/kairo", "PodDisruptionBudget/kairo"}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("children %v, want %v", kinds, want)
 	}
 
 	c.Spec.PodDisruptionBudget = &kairov1alpha1.PodDisruptionBudgetSpec{Enabled: ptr.To(false)}
-	if n := len(testBuilder(t, c).ResourceBuilders()); n != 4 {
+	if n := len(testBuilder(t, c).ResourceBuilders()); n != 5 {
 		t.Errorf("a disabled budget is still built: %d children", n)
 	}
 }
@@ -169,9 +170,36 @@ func TestHeadlessService(t *testing.T) {
 	if !reflect.DeepEqual(svc.Spec.Selector, SelectorLabels(testCluster())) {
 		t.Errorf("selector %v", svc.Spec.Selector)
 	}
-	if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].Name != "http" || svc.Spec.Ports[0].Port != 8080 ||
-		svc.Spec.Ports[1].Name != "raft" || svc.Spec.Ports[1].Port != 9093 || svc.Spec.Ports[1].TargetPort.StrVal != "raft" {
+	if len(svc.Spec.Ports) != 3 || svc.Spec.Ports[0].Name != "http" || svc.Spec.Ports[0].Port != 8080 ||
+		svc.Spec.Ports[1].Name != "raft" || svc.Spec.Ports[1].Port != 9093 || svc.Spec.Ports[1].TargetPort.StrVal != "raft" ||
+		svc.Spec.Ports[2].Name != "peer" || svc.Spec.Ports[2].Port != 9094 || svc.Spec.Ports[2].TargetPort.StrVal != "peer" {
 		t.Errorf("ports %+v", svc.Spec.Ports)
+	}
+}
+
+// TestPeerSecret: the cluster secret is generated once, random and long
+// enough for the broker to accept, and an existing one is never replaced
+// (the running brokers hold it).
+func TestPeerSecret(t *testing.T) {
+	rb := &PeerSecretBuilder{testBuilder(t, testCluster())}
+	s := build(t, rb).(*corev1.Secret)
+	checkOwnedAndLabelled(t, s)
+	if s.Name != "kairo-peer-secret" || s.Type != corev1.SecretTypeOpaque {
+		t.Errorf("secret %s of type %s", s.Name, s.Type)
+	}
+	first := string(s.Data["secret"])
+	if _, err := peer.NewSecret(first); err != nil {
+		t.Fatalf("generated secret refused by the broker: %v", err)
+	}
+	if other := string(build(t, rb).(*corev1.Secret).Data["secret"]); other == first {
+		t.Error("two clusters got the same secret")
+	}
+	if err := rb.Update(s); err != nil || string(s.Data["secret"]) != first {
+		t.Errorf("an update replaced the secret (%v)", err)
+	}
+	s.Data["secret"] = []byte("short")
+	if err := rb.Update(s); err != nil || len(s.Data["secret"]) != 64 {
+		t.Errorf("an unusable secret was kept: %q (%v)", s.Data["secret"], err)
 	}
 }
 

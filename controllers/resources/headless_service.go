@@ -27,7 +27,8 @@ import (
 
 // HeadlessServiceBuilder builds the Service that gives every broker a
 // stable DNS name, <pod>.<cluster>-headless.<namespace>.svc, which brokers
-// advertise and the metadata quorum's voters dial.
+// advertise and dial each other at: the metadata quorum's voters on the
+// raft port, every broker on the peer port.
 type HeadlessServiceBuilder struct{ *Builder }
 
 // Build returns a headless Service (clusterIP None cannot change later).
@@ -52,6 +53,7 @@ func (b *HeadlessServiceBuilder) Update(obj client.Object) error {
 	svc.Spec.Ports = []corev1.ServicePort{
 		servicePort(svc, HTTPPortName, HTTPPort),
 		servicePort(svc, RaftPortName, RaftPort),
+		servicePort(svc, PeerPortName, PeerPort),
 	}
 	return b.own(svc)
 }

@@ -59,11 +59,15 @@ const (
 
 // Container layout of a broker pod.
 const (
-	ContainerName  = "broker"
-	HTTPPortName   = "http"
-	RaftPortName   = "raft"
-	HTTPPort       = 8080
-	RaftPort       = 9093
+	ContainerName = "broker"
+	HTTPPortName  = "http"
+	RaftPortName  = "raft"
+	PeerPortName  = "peer"
+	HTTPPort      = 8080
+	RaftPort      = 9093
+	// PeerPort is the broker's peer listener: calls from other brokers
+	// only, each carrying the cluster secret.
+	PeerPort       = 9094
 	DataVolume     = "data"
 	ConfigVolume   = "config"
 	TmpVolume      = "tmp"
@@ -74,6 +78,12 @@ const (
 	// PropertiesKey is the ConfigMap key holding the broker's
 	// Java-properties configuration.
 	PropertiesKey = "broker.properties"
+	// PeerSecretVolume mounts the cluster secret's Secret at
+	// PeerSecretMountDir; the broker reads PeerSecretFile.
+	PeerSecretVolume   = "peer-secret"
+	PeerSecretMountDir = "/etc/kairolog/peer"
+	PeerSecretKey      = "secret"
+	PeerSecretFile     = PeerSecretMountDir + "/" + PeerSecretKey
 )
 
 // DefaultTerminationGracePeriodSeconds covers a broker's clean shutdown:
@@ -95,6 +105,10 @@ func HeadlessServiceName(c *kairov1alpha1.KairoCluster) string { return c.Name +
 
 // ClientServiceName is where clients reach any ready broker.
 func ClientServiceName(c *kairov1alpha1.KairoCluster) string { return c.Name }
+
+// PeerSecretName is the Secret holding the cluster secret of the brokers'
+// peer listeners.
+func PeerSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-peer-secret" }
 
 // ConfigMapName holds the broker configuration.
 func ConfigMapName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-config" }

@@ -199,7 +199,10 @@ func (b *Builder) container() corev1.Container {
 		// All interfaces: kubectl port-forward dials localhost in the pod.
 		fmt.Sprintf("--listen=:%d", HTTPPort),
 		fmt.Sprintf("--raft-listen=:%d", RaftPort),
+		fmt.Sprintf("--peer-listen=:%d", PeerPort),
 		fmt.Sprintf("--advertised-address=$(POD_NAME).%s.$(POD_NAMESPACE).svc:%d", HeadlessServiceName(b.Cluster), HTTPPort),
+		fmt.Sprintf("--peer-advertised-address=$(POD_NAME).%s.$(POD_NAMESPACE).svc:%d", HeadlessServiceName(b.Cluster), PeerPort),
+		"--peer-secret-file=" + PeerSecretFile,
 		"--initial-voters=" + b.InitialVoters(),
 	}
 	env := []corev1.EnvVar{
@@ -231,6 +234,7 @@ func (b *Builder) container() corev1.Container {
 		Ports: []corev1.ContainerPort{
 			{Name: HTTPPortName, ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
 			{Name: RaftPortName, ContainerPort: RaftPort, Protocol: corev1.ProtocolTCP},
+			{Name: PeerPortName, ContainerPort: PeerPort, Protocol: corev1.ProtocolTCP},
 		},
 		Resources: b.Cluster.Spec.Resources,
 		// A broker recovering its logs after a crash answers /health only
@@ -242,6 +246,7 @@ func (b *Builder) container() corev1.Container {
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: DataVolume, MountPath: DataMountPath},
 			{Name: ConfigVolume, MountPath: ConfigMountDir, ReadOnly: true},
+			{Name: PeerSecretVolume, MountPath: PeerSecretMountDir, ReadOnly: true},
 			{Name: TmpVolume, MountPath: "/tmp"},
 		},
 		SecurityContext: &corev1.SecurityContext{
@@ -259,6 +264,13 @@ func (b *Builder) volumes() []corev1.Volume {
 		{Name: ConfigVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(b.Cluster)},
 			Items:                []corev1.KeyToPath{{Key: PropertiesKey, Path: PropertiesKey}},
+		}}},
+		// Read-only, and readable whatever user the pod template's security
+		// context runs the broker as (a group-only mode needs fsGroup).
+		{Name: PeerSecretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  PeerSecretName(b.Cluster),
+			Items:       []corev1.KeyToPath{{Key: PeerSecretKey, Path: PeerSecretKey}},
+			DefaultMode: ptr.To(int32(0o444)),
 		}}},
 		{Name: TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}

@@ -91,7 +91,10 @@ func TestStatefulSetShape(t *testing.T) {
 		"--config-file=/etc/kairolog/broker.properties",
 		"--listen=:8080",
 		"--raft-listen=:9093",
+		"--peer-listen=:9094",
 		"--advertised-address=$(POD_NAME).kairo-headless.$(POD_NAMESPACE).svc:8080",
+		"--peer-advertised-address=$(POD_NAME).kairo-headless.$(POD_NAMESPACE).svc:9094",
+		"--peer-secret-file=/etc/kairolog/peer/secret",
 		"--initial-voters=0@kairo-0.kairo-headless.data.svc:9093,1@kairo-1.kairo-headless.data.svc:9093,2@kairo-2.kairo-headless.data.svc:9093",
 	}
 	if !slices.Equal(ctr.Args, wantArgs) {
@@ -115,7 +118,7 @@ func TestStatefulSetShape(t *testing.T) {
 	for _, p := range ctr.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
-	if !reflect.DeepEqual(ports, map[string]int32{"http": 8080, "raft": 9093}) {
+	if !reflect.DeepEqual(ports, map[string]int32{"http": 8080, "raft": 9093, "peer": 9094}) {
 		t.Errorf("ports %v", ports)
 	}
 	if ctr.LivenessProbe == nil || ctr.LivenessProbe.HTTPGet.Path != "/health" || ctr.LivenessProbe.HTTPGet.Port.StrVal != "http" {
@@ -161,12 +164,19 @@ func TestStatefulSetSecurity(t *testing.T) {
 	if m := mounts["config"]; m.MountPath != "/etc/kairolog" || !m.ReadOnly {
 		t.Errorf("config mount %+v", m)
 	}
+	if m := mounts["peer-secret"]; m.MountPath != "/etc/kairolog/peer" || !m.ReadOnly {
+		t.Errorf("peer secret mount %+v", m)
+	}
 	vols := map[string]corev1.Volume{}
 	for _, v := range pod.Volumes {
 		vols[v.Name] = v
 	}
 	if v := vols["config"]; v.ConfigMap == nil || v.ConfigMap.Name != "kairo-config" {
 		t.Errorf("config volume %+v", v)
+	}
+	if v := vols["peer-secret"]; v.Secret == nil || v.Secret.SecretName != "kairo-peer-secret" ||
+		len(v.Secret.Items) != 1 || v.Secret.Items[0].Key != "secret" || ptr.Deref(v.Secret.DefaultMode, 0)&0o022 != 0 {
+		t.Errorf("peer secret volume %+v", v)
 	}
 	if _, ok := vols["data"]; ok {
 		t.Error("the data volume must come from the claim template, not a pod volume")

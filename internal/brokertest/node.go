@@ -19,12 +19,17 @@ import (
 // properties from.
 const PropertiesKey = "broker.properties"
 
+// PeerSecretKey is the Secret key a Node reads a pod's cluster secret from.
+const PeerSecretKey = "secret"
+
 // Node runs the brokers of one StatefulSet's pods, as a kubelet would: the
 // pod with ordinal i runs broker i of Cluster.
 //
 //   - A new pod (a new UID for an ordinal) starts its broker, with the
 //     properties of the first ConfigMap volume of the pod that has a
-//     broker.properties key, then the Cluster's Options.Config.
+//     broker.properties key, then the Cluster's Options.Config, and with
+//     the cluster secret of the first Secret volume that has a "secret"
+//     key (the operator's peer Secret), as a kubelet would mount it.
 //   - A broker that exits by itself is started again (restartPolicy Always).
 //   - A deleted pod's broker is stopped with SIGTERM; when the StatefulSet
 //     controller recreates the pod, the broker starts again on its data.
@@ -248,6 +253,13 @@ func (n *Node) converge(ctx context.Context, i int, s *slot, pod *corev1.Pod, ru
 		if err != nil {
 			n.logf("broker %d: reading its ConfigMap: %v", i, err)
 		}
+		if secret, err := n.podSecret(ctx, pod); err != nil {
+			n.logf("broker %d: reading its Secret: %v", i, err)
+		} else if secret != nil {
+			if err := n.Cluster.SetSecret(secret); err != nil {
+				n.logf("broker %d: %v", i, err)
+			}
+		}
 		n.logf("starting broker %d for pod %s (uid %s)", i, pod.Name, pod.UID)
 		err = n.Cluster.StartWithProperties(i, props)
 		n.mu.Lock()
@@ -274,6 +286,24 @@ func (n *Node) podProperties(ctx context.Context, pod *corev1.Pod) ([]byte, erro
 		}
 		if p, ok := cm.Data[PropertiesKey]; ok {
 			return []byte(p), nil
+		}
+	}
+	return nil, nil
+}
+
+// podSecret is the cluster secret of the pod's first Secret volume that
+// has one.
+func (n *Node) podSecret(ctx context.Context, pod *corev1.Pod) ([]byte, error) {
+	for _, v := range pod.Spec.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		var s corev1.Secret
+		if err := n.Client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: v.Secret.SecretName}, &s); err != nil {
+			return nil, err
+		}
+		if b, ok := s.Data[PeerSecretKey]; ok {
+			return b, nil
 		}
 	}
 	return nil, nil

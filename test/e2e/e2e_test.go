@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,6 +130,10 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 			}
 			g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName + "-config"}, &corev1.ConfigMap{})).To(Succeed())
 			g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName}, &policyv1.PodDisruptionBudget{})).To(Succeed())
+			secret := &corev1.Secret{}
+			g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterName + "-peer-secret"}, secret)).To(Succeed())
+			g.Expect(secret.OwnerReferences).To(ContainElement(HaveField("Name", clusterName)))
+			g.Expect(secret.Data).To(HaveKeyWithValue("secret", HaveLen(64)))
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 
 		mustKubectl(ctx, "-n", ns, "wait", "kc/"+clusterName, "--for=condition=Ready", "--timeout=240s")
@@ -138,6 +143,12 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 		Expect(kc.Status.ClientEndpoint).To(Equal(fmt.Sprintf("%s.%s.svc:8080", clusterName, ns)))
 		for _, p := range brokerPods(ctx) {
 			Expect(podReady(&p)).To(BeTrue(), "pod %s", p.Name)
+			// The brokers formed a cluster with the secret the operator
+			// mounted: each pod has it at --peer-secret-file.
+			Expect(p.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.Secret.SecretName", clusterName+"-peer-secret")), "pod %s", p.Name)
+			Expect(p.Spec.Containers[0].VolumeMounts).To(ContainElement(SatisfyAll(
+				HaveField("MountPath", "/etc/kairolog/peer"), HaveField("ReadOnly", true))), "pod %s", p.Name)
+			Expect(p.Spec.Containers[0].Args).To(ContainElement("--peer-secret-file=/etc/kairolog/peer/secret"), "pod %s", p.Name)
 		}
 		// Every broker runs the pulled broker image, as its user 65532
 		// with the operator's read-only root.
@@ -204,7 +215,25 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 		Expect(getJSON(fmt.Sprintf("%s/fetch?topic=orders&partition=%d&offset=%d", pf.URL(), *reply.Partition, *reply.Offset), &f)).To(Succeed())
 		Expect(f.Records).NotTo(BeEmpty(), "acks=all: the record is below the high watermark when acknowledged")
 		Expect(f.Records[0]).To(Equal(fetchedRecord{Offset: *reply.Offset, Message: "hello", Key: "user-1"}))
-	}, SpecTimeout(time.Minute))
+
+		// The broker-to-broker operations are not on the client port, and
+		// the peer port refuses a caller without the cluster secret.
+		var ae *apiError
+		_, err = httpPost(pf.URL()+"/internal/controller/delete-topic", `{"name":"orders"}`)
+		Expect(errors.As(err, &ae)).To(BeTrue(), "delete-topic on the client port: %v", err)
+		Expect(ae.Status).To(Equal(http.StatusNotFound))
+		Expect(ae.Code).To(Equal("NOT_FOUND"))
+		peerPF := startPortForwardProbed(ns, "pod/"+clusterName+"-0", 9094, func(base string) error {
+			_, err := httpPost(base+"/internal/controller/delete-topic", `{"name":"orders"}`)
+			if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized && ae.Code == "UNAUTHENTICATED" {
+				return nil
+			}
+			return fmt.Errorf("want 401 UNAUTHENTICATED, got %v", err)
+		})
+		peerPF.Stop()
+		Expect(getJSON(fmt.Sprintf("%s/fetch?topic=orders&partition=%d&offset=%d", pf.URL(), *reply.Partition, *reply.Offset), &f)).To(Succeed())
+		Expect(f.Records).NotTo(BeEmpty(), "the refused calls deleted the topic")
+	}, SpecTimeout(2*time.Minute))
 
 	It("5. consumes with kairoctl consume --group: the ConsumerGroup shows its member, assignment and lag, and lag falls to 0", func(ctx SpecContext) {
 		const records = 60

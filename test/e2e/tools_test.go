@@ -104,13 +104,23 @@ type portForward struct {
 // through it.
 func startPortForward(ns, target string, remote int) *portForward {
 	GinkgoHelper()
+	return startPortForwardProbed(ns, target, remote, func(base string) error {
+		_, err := httpGet(base + "/health")
+		return err
+	})
+}
+
+// startPortForwardProbed starts a port-forward and waits until probe,
+// given the forwarded base URL, succeeds through it.
+func startPortForwardProbed(ns, target string, remote int, probe func(base string) error) *portForward {
+	GinkgoHelper()
 	pf := &portForward{ns: ns, target: target, remote: remote, local: freePort(),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	pf.logPath = filepath.Join(s.workDir, fmt.Sprintf("port-forward-%d.log", pf.local))
 	go pf.loop()
 	go pf.watchdog()
 	onCleanup(pf.Stop)
-	Eventually(func() error { _, err := httpGet(pf.URL() + "/health"); return err }).
+	Eventually(func() error { return probe(pf.URL()) }).
 		WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 	say("kubectl -n %s port-forward %s %d:%d is forwarding", ns, target, pf.local, remote)
 	return pf

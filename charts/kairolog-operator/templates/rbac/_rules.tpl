@@ -6,6 +6,7 @@
   - ""
   resources:
   - configmaps
+  - secrets
   - services
   verbs:
   - create
