@@ -210,13 +210,16 @@ func TestReplicaWithoutTopicIDAdoptsItAndACorruptOneIsKept(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(corrupt, "partition.metadata"), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := &testBroker{id: 0, dir: dir, cluster: c}
-	b.start(t)
-	defer b.stop(t)
+	// The metadata assigns both before the broker starts, as for a broker
+	// restarted on its data: started first, it could see a caught-up
+	// metadata without them and rightly delete the legacy replica.
 	for _, topic := range []string{"legacy", "corrupt"} {
 		c.set(PartitionState{Topic: topic, TopicID: topic + "-id", Partition: 0, Replicas: []int32{0}, Leader: 0,
 			LeaderEpoch: 2, ISR: []int32{0}, PartitionEpoch: 1})
 	}
+	b := &testBroker{id: 0, dir: dir, cluster: c}
+	b.start(t)
+	defer b.stop(t)
 	waitLeader(t, b, "legacy")
 	if id := topicIDOnDisk(t, b, "legacy"); id != "legacy-id" {
 		t.Errorf("legacy replica's partition.metadata names %q, want legacy-id", id)
