@@ -55,7 +55,7 @@ func (s *ServiceBrokerClients) For(cluster *kairov1alpha1.KairoCluster) (*client
 	s.once.Do(func() { s.http = &http.Client{Transport: client.NewTransport()} })
 	timeout := s.Timeout
 	if timeout == 0 {
-		timeout = 10 * time.Second
+		timeout = DefaultBrokerTimeout
 	}
 	return client.New(BrokerEndpoint(cluster),
 		client.WithHTTPClient(s.http),

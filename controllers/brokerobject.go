@@ -26,15 +26,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -43,36 +40,6 @@ import (
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
-)
-
-// defaultResyncInterval is how often Topics and ConsumerGroups are observed on
-// the brokers when the reconciler's ResyncInterval is zero.
-const defaultResyncInterval = 30 * time.Second
-
-// Retry bounds for broker errors: the first retry after retryBase, doubling
-// up to retryMax, so an unreachable cluster costs a handful of calls a
-// minute per resource and never a hot loop.
-const (
-	retryBase = time.Second
-	retryMax  = 2 * time.Minute
-)
-
-// pendingPoll bounds how long a resource waiting on the brokers (a
-// reassignment, a group that must empty) goes unobserved.
-const pendingPoll = 10 * time.Second
-
-// Ready condition reasons shared by Topic and ConsumerGroup.
-const (
-	reasonClusterNotReady = "ClusterNotReady"
-	reasonBrokerError     = "BrokerError"
-	reasonConflict        = "Conflict"
-	reasonNotSupported    = "NotSupported"
-)
-
-// Event reasons shared by Topic and ConsumerGroup.
-const (
-	eventFinalizerReleased = "FinalizerReleased"
-	eventHandedOver        = "HandedOver"
 )
 
 // Field indexes the reconcilers register. The names are specific so that
@@ -162,23 +129,23 @@ type brokerFailure struct {
 func classify(cluster *kairov1alpha1.KairoCluster, what string, err error) brokerFailure {
 	var be *brokerclient.Error
 	if !errors.As(err, &be) {
-		return brokerFailure{reason: reasonClusterNotReady, transient: true,
+		return brokerFailure{reason: ReasonClusterNotReady, transient: true,
 			message: fmt.Sprintf("Brokers of KairoCluster %q unreachable at %s: %s: %v", cluster.Name, BrokerEndpoint(cluster), what, err)}
 	}
 	switch {
 	case be.Code == brokerclient.CodeNotReady || be.Code == brokerclient.CodeBrokerUnavailable:
-		return brokerFailure{reason: reasonClusterNotReady, transient: true,
+		return brokerFailure{reason: ReasonClusterNotReady, transient: true,
 			message: fmt.Sprintf("Brokers of KairoCluster %q are not ready: %s: %v", cluster.Name, what, err)}
 	case be.Status >= http.StatusInternalServerError, be.Code == brokerclient.CodeTopicDeletionInProgress,
 		be.Code == brokerclient.CodeReassignmentInProgress:
-		return brokerFailure{reason: reasonBrokerError, transient: true,
+		return brokerFailure{reason: ReasonBrokerError, transient: true,
 			message: fmt.Sprintf("%s: %v", what, err)}
 	case be.Code == brokerclient.CodeNotFound || be.Code == brokerclient.CodeMethodNotAllowed:
 		// The path itself is unknown: a broker older than this operator.
-		return brokerFailure{reason: reasonNotSupported,
+		return brokerFailure{reason: ReasonNotSupported,
 			message: fmt.Sprintf("The brokers do not support this operation: %s: %v", what, err)}
 	}
-	return brokerFailure{reason: reasonBrokerError, message: fmt.Sprintf("%s: %v", what, err)}
+	return brokerFailure{reason: ReasonBrokerError, message: fmt.Sprintf("%s: %v", what, err)}
 }
 
 // errBrokerRetry is returned from Reconcile after a transient broker
@@ -187,19 +154,6 @@ func classify(cluster *kairov1alpha1.KairoCluster, what string, err error) broke
 type errBrokerRetry struct{ msg string }
 
 func (e errBrokerRetry) Error() string { return e.msg }
-
-// resyncAfter spreads observation passes over 10% of the interval so that a
-// thousand resources created together do not all ask the brokers in the same
-// second ever after. It never returns less than the interval, so a resource
-// is asked at most once per interval.
-func resyncAfter(interval time.Duration) time.Duration {
-	return interval + time.Duration(rand.Int64N(int64(interval/10)+1))
-}
-
-// pollAfter is how soon a resource waiting on the brokers is looked at again.
-func pollAfter(interval time.Duration) time.Duration {
-	return min(interval, pendingPoll)
-}
 
 // setReady sets the Ready condition and reports whether its status or reason
 // changed, which is when an event is worth sending.
@@ -233,14 +187,6 @@ func setFinalizer(ctx context.Context, c client.Client, obj client.Object, want 
 		controllerutil.RemoveFinalizer(obj, kairov1alpha1.FinalizerName)
 	}
 	return c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-}
-
-// recordEvent records an event on obj; the note is also the event's message.
-func recordEvent(rec events.EventRecorder, obj client.Object, eventType, reason, action, note string, args ...any) {
-	if rec == nil {
-		return
-	}
-	rec.Eventf(obj, nil, eventType, reason, action, note, args...)
 }
 
 // clusterChanged passes the KairoCluster changes that matter to the

@@ -50,7 +50,7 @@ type ConsumerGroupReconciler struct {
 	Recorder events.EventRecorder
 	// Brokers hands out clients for a cluster's brokers.
 	Brokers BrokerClients
-	// ResyncInterval is how often a group is observed; defaultResyncInterval
+	// ResyncInterval is how often a group is observed; DefaultResyncInterval
 	// when zero.
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles is how many ConsumerGroups are reconciled at
@@ -60,9 +60,7 @@ type ConsumerGroupReconciler struct {
 
 // SetupWithManager registers the reconciler, its field indexes and watches.
 func (r *ConsumerGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("kairolog-consumergroup-controller")
-	}
+	r.Recorder = eventRecorder(mgr, r.Recorder, "consumergroup")
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &kairov1alpha1.ConsumerGroup{}, groupClusterIndex, func(o client.Object) []string {
@@ -88,7 +86,7 @@ func (r *ConsumerGroupReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(claimantsChanged)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBase, retryMax),
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](brokerRetryBase, brokerRetryMax),
 		}).
 		Named("consumergroup").
 		Complete(r)
@@ -98,7 +96,7 @@ func (r *ConsumerGroupReconciler) resync() time.Duration {
 	if r.ResyncInterval > 0 {
 		return r.ResyncInterval
 	}
-	return defaultResyncInterval
+	return DefaultResyncInterval
 }
 
 // groupID is the group's id on the brokers.

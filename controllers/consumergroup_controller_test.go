@@ -204,7 +204,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		name := uniqueName("lost")
 		createGroup(name, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{"no-such-topic"} })
 		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonTopicNotFound))
+			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonTopicNotFound))
 		})
 		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring("no-such-topic"))
 	})
@@ -218,13 +218,13 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Spec.AssignmentStrategy = kairov1alpha1.AssignmentRoundRobin
 		})
 		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonConfigured))
+			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonConfigured))
 		})
 		d, err := bc.DescribeGroup(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.SessionTimeoutMs).To(Equal(int64(2000)))
 		Expect(d.AssignmentStrategy).To(Equal("roundrobin"))
-		expectEvent(groupNamespace, name, eventGroupConfigured)
+		expectEvent(groupNamespace, name, ReasonGroupConfigured)
 
 		By("a member that asked for five minutes but stops heartbeating is removed after two seconds")
 		c := join(bc, name, topic)
@@ -246,7 +246,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Expect(d.SessionTimeoutMs).To(Equal(int64(2000)))
 			g.Expect(d.AssignmentStrategy).To(Equal("roundrobin"))
 		}).WithTimeout(4 * testResync).WithPolling(100 * time.Millisecond).Should(Succeed())
-		expectEvent(groupNamespace, name, eventGroupConfigDriftReverted)
+		expectEvent(groupNamespace, name, ReasonGroupConfigDriftReverted)
 
 		By("the spec dropping its session timeout, which returns the group to the brokers' default")
 		Expect(updateGroup(name, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.SessionTimeout = nil })).To(Succeed())
@@ -279,11 +279,11 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Spec.OffsetReset = &kairov1alpha1.OffsetReset{RequestID: "r1", To: kairov1alpha1.ResetToEarliest}
 		})).To(Succeed())
 		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonOffsetResetPending))
+			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonOffsetResetPending))
 		})
 		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring("1 active members"))
 		Expect(cg.Status.LastOffsetReset).To(BeNil())
-		expectEvent(groupNamespace, name, reasonOffsetResetPending)
+		expectEvent(groupNamespace, name, ReasonOffsetResetPending)
 		Consistently(func(g Gomega) {
 			lookup, err := bc.Offset(ctx, name, topic, 0)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -301,7 +301,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(cg.Status.LastOffsetReset.Message).To(ContainSubstring("moved 1 partitions of " + topic + " to earliest"))
 		Expect(offsetOf(cg, topic, 0).CommittedOffset).To(BeZero())
 		Expect(cg.Status.TotalLag).To(Equal(int64(10)))
-		expectEvent(groupNamespace, name, eventOffsetResetApplied)
+		expectEvent(groupNamespace, name, ReasonOffsetResetApplied)
 
 		By("a consumer committing after the reset, which the same request does not undo")
 		c = join(bc, name, topic)
@@ -342,7 +342,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		})
 		Expect(cg.Status.LastOffsetReset.Result).To(Equal(offsetResetFailed))
 		Expect(cg.Status.LastOffsetReset.Message).To(ContainSubstring("no-such-topic"))
-		expectEvent(groupNamespace, name, eventOffsetResetFailed)
+		expectEvent(groupNamespace, name, ReasonOffsetResetFailed)
 		u, _ := url.Parse(brokers[0].url)
 		resets := brokerCalls.path(u.Host, "/groups/"+name+"/reset-offsets")
 		time.Sleep(2 * testResync)
@@ -381,16 +381,16 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		})
 		Expect(k8sClient.Delete(ctx, g2)).To(Succeed())
 		eventuallyGroup(dropped, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonGroupNotEmpty))
+			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonGroupNotEmpty))
 		})
-		expectEvent(groupNamespace, dropped, reasonGroupNotEmpty)
+		expectEvent(groupNamespace, dropped, ReasonGroupNotEmpty)
 		lookup, err = bc.Offset(ctx, dropped, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lookup.Found).To(BeTrue())
 
 		c.leave()
 		expectGone(g2)
-		expectEvent(groupNamespace, dropped, eventGroupDeleted)
+		expectEvent(groupNamespace, dropped, ReasonGroupDeleted)
 		lookup, err = bc.Offset(ctx, dropped, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lookup.Found).To(BeFalse(), "the committed offsets are gone")
@@ -414,11 +414,11 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
 		expectGone(kc)
 		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonClusterNotReady))
+			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
 		Expect(k8sClient.Delete(ctx, cg)).To(Succeed())
 		expectGone(cg)
-		expectEvent(groupNamespace, name, eventFinalizerReleased)
+		expectEvent(groupNamespace, name, ReasonFinalizerReleased)
 		lookup, err := bc.Offset(ctx, name, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lookup.Found).To(BeTrue())
@@ -436,7 +436,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Spec.AssignmentStrategy = kairov1alpha1.AssignmentRoundRobin
 		})
 		cg := eventuallyGroup(second.Name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonConflict))
+			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonConflict))
 		})
 		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring(first.Name))
 		d, err := bc.DescribeGroup(ctx, shared)
@@ -462,10 +462,10 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		name := uniqueName("unreached")
 		createGroup(name, away, nil)
 		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonClusterNotReady))
+			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
 		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring("unreachable"))
-		expectEvent(groupNamespace, name, reasonClusterNotReady)
+		expectEvent(groupNamespace, name, ReasonClusterNotReady)
 		u, err := url.Parse(endpoint)
 		Expect(err).NotTo(HaveOccurred())
 		start := brokerCalls.host(u.Host)

@@ -35,36 +35,10 @@ import (
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 )
 
-// Ready condition reasons of a ConsumerGroup, besides the shared ones.
-const (
-	// reasonObserved: the group was observed and matches the spec.
-	reasonObserved = "Observed"
-	// reasonConfigured: the group's session timeout or assignment strategy
-	// was set to the spec in this pass.
-	reasonConfigured = "Configured"
-	// reasonOffsetResetPending: an offset reset waits for the group to have
-	// no active members.
-	reasonOffsetResetPending = "OffsetResetPending"
-	// reasonTopicNotFound: a topic of spec.topics does not exist.
-	reasonTopicNotFound = "TopicNotFound"
-	// reasonGroupNotEmpty: deleting the group's offsets waits for its members to leave.
-	reasonGroupNotEmpty = "GroupNotEmpty"
-)
-
 // Results of status.lastOffsetReset.
 const (
 	offsetResetApplied = "Applied"
 	offsetResetFailed  = "Failed"
-)
-
-// Event reasons of a ConsumerGroup.
-const (
-	eventGroupConfigured          = "GroupConfigured"
-	eventGroupConfigDriftReverted = "GroupConfigDriftReverted"
-	eventOffsetResetApplied       = "offsetResetApplied"
-	eventOffsetResetFailed        = "offsetResetFailed"
-	eventGroupDeleted             = "GroupDeleted"
-	eventGroupRetained            = "GroupRetained"
 )
 
 // groupPass is one reconcile of one ConsumerGroup.
@@ -93,7 +67,7 @@ func (p *groupPass) reconcile(ctx context.Context) (ctrl.Result, error) {
 	if o := owner(p.claimants); o != nil && o.GetUID() != g.UID {
 		p.clearObserved()
 		p.status.ObservedGeneration = g.Generation
-		p.setReady(metav1.ConditionFalse, reasonConflict, fmt.Sprintf(
+		p.setReady(metav1.ConditionFalse, ReasonConflict, fmt.Sprintf(
 			"Group %q on KairoCluster %q is managed by the older ConsumerGroup %q", p.id, g.Spec.ClusterRef.Name, o.GetName()))
 		return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
 	}
@@ -102,7 +76,7 @@ func (p *groupPass) reconcile(ctx context.Context) (ctrl.Result, error) {
 	}
 	bc, err := p.r.Brokers.For(p.cluster)
 	if err != nil {
-		return p.failed(brokerFailure{reason: reasonClusterNotReady,
+		return p.failed(brokerFailure{reason: ReasonClusterNotReady,
 			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
 	}
 
@@ -131,16 +105,16 @@ func (p *groupPass) reconcile(ctx context.Context) (ctrl.Result, error) {
 
 	switch {
 	case missingTopic != "":
-		p.setReady(metav1.ConditionFalse, reasonTopicNotFound, missingTopic)
+		p.setReady(metav1.ConditionFalse, ReasonTopicNotFound, missingTopic)
 	case resetWaiting:
-		p.setReady(metav1.ConditionFalse, reasonOffsetResetPending, p.resetWaitMessage(len(desc.Members)))
+		p.setReady(metav1.ConditionFalse, ReasonOffsetResetPending, p.resetWaitMessage(len(desc.Members)))
 		return ctrl.Result{RequeueAfter: pollAfter(p.r.resync())}, nil
 	default:
 		reason := readyReason(p.status.Conditions)
 		if configured {
-			reason = reasonConfigured
+			reason = ReasonConfigured
 		} else if reason == "" {
-			reason = reasonObserved
+			reason = ReasonObserved
 		}
 		p.setReady(metav1.ConditionTrue, reason, fmt.Sprintf("Group %q is %s with %d members", p.id, desc.State, len(desc.Members)))
 	}
@@ -208,12 +182,12 @@ func (p *groupPass) configure(ctx context.Context, bc *brokerclient.Client, desc
 	if drift && !specChanged {
 		log.Info("Reverted group config changed out of band", "group", p.id,
 			"sessionTimeoutMs", desc.SessionTimeoutMs, "assignmentStrategy", desc.AssignmentStrategy)
-		p.event(corev1.EventTypeWarning, eventGroupConfigDriftReverted, "Update",
+		p.event(corev1.EventTypeWarning, ReasonGroupConfigDriftReverted, "Update",
 			"Config of group %q was changed on the brokers out of band (session timeout %dms, strategy %s); set back to the spec",
 			p.id, desc.SessionTimeoutMs, desc.AssignmentStrategy)
 	} else {
 		log.Info("Set group config", "group", p.id, "sessionTimeoutMs", want.SessionTimeoutMs, "assignmentStrategy", want.AssignmentStrategy)
-		p.event(corev1.EventTypeNormal, eventGroupConfigured, "Update",
+		p.event(corev1.EventTypeNormal, ReasonGroupConfigured, "Update",
 			"Set group %q to assignment strategy %s and %s", p.id, want.AssignmentStrategy, sessionTimeoutText(want.SessionTimeoutMs))
 	}
 	return true, nil
@@ -261,14 +235,14 @@ func (p *groupPass) offsetReset(ctx context.Context, bc *brokerclient.Client, de
 		}
 		p.status.LastOffsetReset = &kairov1alpha1.OffsetResetStatus{RequestID: req.RequestID, Result: offsetResetFailed,
 			Message: f.message, Time: &now}
-		p.event(corev1.EventTypeWarning, eventOffsetResetFailed, "ResetOffsets", "Offset reset %q failed: %s", req.RequestID, f.message)
+		p.event(corev1.EventTypeWarning, ReasonOffsetResetFailed, "ResetOffsets", "Offset reset %q failed: %s", req.RequestID, f.message)
 		return false, false, nil
 	}
 	msg := resetSummary(req, out.Offsets)
 	p.status.LastOffsetReset = &kairov1alpha1.OffsetResetStatus{RequestID: req.RequestID, Result: offsetResetApplied,
 		Message: msg, Time: &now}
 	logf.FromContext(ctx).Info("Applied offset reset", "group", p.id, "requestId", req.RequestID, "to", req.To, "partitions", len(out.Offsets))
-	p.event(corev1.EventTypeNormal, eventOffsetResetApplied, "ResetOffsets", "Offset reset %q applied: %s", req.RequestID, msg)
+	p.event(corev1.EventTypeNormal, ReasonOffsetResetApplied, "ResetOffsets", "Offset reset %q applied: %s", req.RequestID, msg)
 	return false, true, nil
 }
 
@@ -276,8 +250,8 @@ func (p *groupPass) offsetReset(ctx context.Context, bc *brokerclient.Client, de
 // event when it starts waiting; members is -1 when the broker refused the
 // reset because someone joined in between.
 func (p *groupPass) resetWaits(members int) bool {
-	if c := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady); c == nil || c.Reason != reasonOffsetResetPending {
-		p.event(corev1.EventTypeNormal, reasonOffsetResetPending, "ResetOffsets", "%s", p.resetWaitMessage(members))
+	if c := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady); c == nil || c.Reason != ReasonOffsetResetPending {
+		p.event(corev1.EventTypeNormal, ReasonOffsetResetPending, "ResetOffsets", "%s", p.resetWaitMessage(members))
 	}
 	return true
 }
@@ -357,17 +331,17 @@ func (p *groupPass) clearObserved() {
 // a warning event with the same message.
 func (p *groupPass) setReady(status metav1.ConditionStatus, reason, message string) {
 	if setReady(&p.status.Conditions, p.group.Generation, status, reason, message) && status == metav1.ConditionFalse &&
-		reason != reasonOffsetResetPending {
+		reason != ReasonOffsetResetPending {
 		p.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", message)
 	}
 }
 
 func (p *groupPass) event(eventType, reason, action, note string, args ...any) {
-	recordEvent(p.r.Recorder, p.group, eventType, reason, action, note, args...)
+	recordEvent(p.r.Recorder, p.group, nil, eventType, reason, action, note, args...)
 }
 
 func (p *groupPass) waitForCluster(message string) (ctrl.Result, error) {
-	p.setReady(metav1.ConditionFalse, reasonClusterNotReady, message)
+	p.setReady(metav1.ConditionFalse, ReasonClusterNotReady, message)
 	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
 }
 
@@ -392,32 +366,32 @@ func (p *groupPass) finalize(ctx context.Context) (ctrl.Result, error) {
 	}
 	switch {
 	case g.Spec.DeletionPolicy != kairov1alpha1.DeletionPolicyDelete:
-		return p.release(ctx, corev1.EventTypeNormal, eventGroupRetained, "Left the offsets of group %q on the brokers (deletionPolicy Retain)", p.id)
+		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupRetained, "Left the offsets of group %q on the brokers (deletionPolicy Retain)", p.id)
 	case p.cluster == nil:
-		return p.release(ctx, corev1.EventTypeWarning, eventFinalizerReleased,
+		return p.release(ctx, corev1.EventTypeWarning, ReasonFinalizerReleased,
 			"KairoCluster %q is gone; the offsets of group %q were not deleted on the brokers", g.Spec.ClusterRef.Name, p.id)
 	case p.cluster.DeletionTimestamp != nil:
-		return p.release(ctx, corev1.EventTypeWarning, eventFinalizerReleased,
+		return p.release(ctx, corev1.EventTypeWarning, ReasonFinalizerReleased,
 			"KairoCluster %q is being deleted; the offsets of group %q were not deleted on the brokers", g.Spec.ClusterRef.Name, p.id)
 	}
 	if o := otherLiveClaimant(p.claimants, g); o != nil {
-		return p.release(ctx, corev1.EventTypeNormal, eventHandedOver,
+		return p.release(ctx, corev1.EventTypeNormal, ReasonHandedOver,
 			"Group %q is still managed by ConsumerGroup %q; its offsets were not deleted on the brokers", p.id, o.GetName())
 	}
 	bc, err := p.r.Brokers.For(p.cluster)
 	if err != nil {
-		return p.failed(brokerFailure{reason: reasonClusterNotReady,
+		return p.failed(brokerFailure{reason: ReasonClusterNotReady,
 			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
 	}
 	err = bc.DeleteGroup(ctx, p.id)
 	switch {
 	case err == nil:
 		logf.FromContext(ctx).Info("Deleted group offsets on the brokers", "group", p.id)
-		return p.release(ctx, corev1.EventTypeNormal, eventGroupDeleted, "Deleted the committed offsets of group %q on the brokers", p.id)
+		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Deleted the committed offsets of group %q on the brokers", p.id)
 	case brokerclient.IsCode(err, brokerclient.CodeUnknownGroup):
-		return p.release(ctx, corev1.EventTypeNormal, eventGroupDeleted, "Group %q was already gone from the brokers", p.id)
+		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Group %q was already gone from the brokers", p.id)
 	case brokerclient.IsCode(err, brokerclient.CodeNonEmptyGroup):
-		p.setReady(metav1.ConditionFalse, reasonGroupNotEmpty, fmt.Sprintf(
+		p.setReady(metav1.ConditionFalse, ReasonGroupNotEmpty, fmt.Sprintf(
 			"Waiting for the members of group %q to leave before deleting its committed offsets: %s", p.id, brokerMessage(err)))
 		return ctrl.Result{RequeueAfter: pollAfter(p.r.resync())}, nil
 	}

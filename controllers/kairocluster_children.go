@@ -36,14 +36,6 @@ import (
 	"github.com/kairolog/kairolog/controllers/resources"
 )
 
-// Reasons of the conditions and events about children.
-const (
-	ReasonResourceNotOwned = "ResourceNotOwned"
-	ReasonCreated          = "Created"
-	ReasonUpdated          = "Updated"
-	ReasonDeleted          = "Deleted"
-)
-
 // applyChildren creates or updates the ConfigMap, the peer Secret, the
 // Services, the StatefulSet and the PodDisruptionBudget, in that order. A child that
 // exists but is not controlled by this cluster is never adopted or

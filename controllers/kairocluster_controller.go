@@ -27,6 +27,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -37,17 +38,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
-)
-
-// Defaults of the KairoClusterReconciler's intervals.
-const (
-	DefaultResyncInterval   = 30 * time.Second
-	DefaultProgressInterval = 5 * time.Second
 )
 
 // KairoClusterReconciler turns a KairoCluster into its children (ConfigMap,
@@ -60,7 +54,7 @@ type KairoClusterReconciler struct {
 	// labels is the cluster's, and reads StorageClasses.
 	APIReader client.Reader
 	Scheme    *runtime.Scheme
-	Recorder  recorder.EventRecorder
+	Recorder  events.EventRecorder
 	// Brokers reaches each cluster's brokers.
 	Brokers BrokerClients
 	// DefaultImage is the broker image of clusters that name none.
@@ -256,6 +250,7 @@ func (r *KairoClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // through the instance label, and only changes that matter pass: a pod
 // created, deleted or changing readiness, a claim bound or resized.
 func (r *KairoClusterReconciler) controllerBuilder(mgr ctrl.Manager) *builder.Builder {
+	r.Recorder = eventRecorder(mgr, r.Recorder, "kairocluster")
 	toCluster := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 		labels := obj.GetLabels()
 		if labels[resources.LabelName] != resources.AppName || labels[resources.LabelInstance] == "" {
@@ -279,7 +274,7 @@ func (r *KairoClusterReconciler) controllerBuilder(mgr ctrl.Manager) *builder.Bu
 			// Transient API errors retry from half a second up to a minute,
 			// never in a tight loop.
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](
-				500*time.Millisecond, time.Minute),
+				clusterRetryBase, clusterRetryMax),
 		})
 }
 

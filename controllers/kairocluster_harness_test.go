@@ -83,7 +83,6 @@ func init() {
 			Client:           mgr.GetClient(),
 			APIReader:        mgr.GetAPIReader(),
 			Scheme:           mgr.GetScheme(),
-			Recorder:         mgr.GetEventRecorder("kairolog-kairocluster-controller"),
 			Brokers:          brokers,
 			DefaultImage:     "kairolog/broker:test",
 			ResyncInterval:   kcResync,

@@ -32,12 +32,6 @@ import (
 	"github.com/kairolog/kairolog/controllers/resources"
 )
 
-// Reasons about restarts.
-const (
-	ReasonRollingRestart   = "RollingRestart"
-	ReasonRestartingBroker = "RestartingBroker"
-)
-
 // restartExpectation remembers the pod the operator deleted last, so that a
 // cache that has not seen the deletion yet cannot make it restart a second
 // broker.
@@ -46,10 +40,6 @@ type restartExpectation struct {
 	uid types.UID
 	at  time.Time
 }
-
-// expectationTimeout bounds how long a deletion the cache never shows is
-// waited for.
-const expectationTimeout = 5 * time.Minute
 
 // podView is what the restart plan needs to know of one broker pod.
 type podView struct {

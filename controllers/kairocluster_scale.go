@@ -33,18 +33,6 @@ import (
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 )
 
-// Reasons about scaling.
-const (
-	ReasonScalingUp        = "ScalingUp"
-	ReasonRebalancing      = "Rebalancing"
-	ReasonDraining         = "Draining"
-	ReasonScalingDown      = "ScalingDown"
-	ReasonScaleDownRefused = "ScaleDownRefused"
-	ReasonDrainCancelled   = "DrainCancelled"
-	ReasonBrokerRemoved    = "BrokerRemoved"
-	ReasonBrokerWithoutPod = "BrokerWithoutPod"
-)
-
 // scale moves the brokers toward spec.replicas.
 //
 // Scaling up happened in applyChildren (the StatefulSet grew, and new

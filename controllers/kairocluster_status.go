@@ -19,7 +19,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -36,18 +35,6 @@ import (
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
-)
-
-// Reasons of the Ready, Progressing and Degraded conditions not named by a
-// phase.
-const (
-	ReasonCreating          = "Creating"
-	ReasonClusterReady      = "ClusterReady"
-	ReasonBrokersNotReady   = "BrokersNotReady"
-	ReasonBrokerUnreachable = "BrokerUnreachable"
-	ReasonUnderReplicated   = "UnderReplicated"
-	ReasonUpToDate          = "UpToDate"
-	ReasonAsExpected        = "AsExpected"
 )
 
 // degradedOrder ranks Degraded reasons: the condition shows the first one
@@ -304,7 +291,7 @@ func (r *KairoClusterReconciler) conditionEvents(c *kairov1alpha1.KairoCluster, 
 			meta.FindStatusCondition(after, kairov1alpha1.ConditionDegraded).Message)
 	}
 	if last.degraded != "" && now.degraded == "" {
-		r.event(c, nil, corev1.EventTypeNormal, "Recovered", "Reconcile", "No longer degraded (was %s)", last.degraded)
+		r.event(c, nil, corev1.EventTypeNormal, ReasonRecovered, "Reconcile", "No longer degraded (was %s)", last.degraded)
 	}
 	if now.ready && !last.ready {
 		r.event(c, nil, corev1.EventTypeNormal, ReasonClusterReady, "Reconcile", "%s",
@@ -345,13 +332,5 @@ func degradedReason(conds []metav1.Condition) string {
 
 // event records an event on the cluster, naming the child it concerns.
 func (r *KairoClusterReconciler) event(c *kairov1alpha1.KairoCluster, related runtime.Object, eventType, reason, action, note string, args ...any) {
-	if r.Recorder == nil {
-		return
-	}
-	if related != nil {
-		if v := reflect.ValueOf(related); v.Kind() == reflect.Pointer && v.IsNil() {
-			related = nil
-		}
-	}
-	r.Recorder.Eventf(c, related, eventType, reason, action, note, args...)
+	recordEvent(r.Recorder, c, related, eventType, reason, action, note, args...)
 }

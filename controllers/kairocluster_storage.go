@@ -30,12 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Reasons about storage.
-const (
-	ReasonResizingStorage          = "ResizingStorage"
-	ReasonStorageResizeUnsupported = "StorageResizeUnsupported"
-)
-
 // resizeStorage grows the brokers' volume claims to spec.storage.size.
 //
 // A StatefulSet's volumeClaimTemplates cannot change, so the claims are

@@ -38,29 +38,6 @@ import (
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 )
 
-// Ready condition reasons of a Topic, besides the shared ones.
-const (
-	// reasonCreated: the operator created the topic.
-	reasonCreated = "Created"
-	// reasonAdopted: the topic already existed and the operator took it over.
-	reasonAdopted = "Adopted"
-	// reasonRecreated: the topic was deleted out of band and created again
-	// because spec.recreateIfDeleted asks for it.
-	reasonRecreated = "Recreated"
-	// reasonUpdated: partitions, config or replicas were changed to match the spec.
-	reasonUpdated = "Updated"
-	// reasonInSync: the topic matched the spec without any change.
-	reasonInSync = "InSync"
-	// reasonIncompatible: a topic of that name exists with more partitions or
-	// other replicas than the spec, so it was not adopted.
-	reasonIncompatible = "Incompatible"
-	// reasonDeletedOutOfBand: the topic was deleted on the brokers by someone
-	// else and spec.recreateIfDeleted is off.
-	reasonDeletedOutOfBand = "DeletedOutOfBand"
-	// reasonReassigning: a replication-factor change is moving replicas.
-	reasonReassigning = "Reassigning"
-)
-
 // TopicReconciler keeps a topic on a KairoCluster's brokers in line with a
 // Topic resource: it creates or adopts the topic, raises its partitions,
 // sets its config and replication factor back to the spec, reports what the
@@ -73,7 +50,7 @@ type TopicReconciler struct {
 	// Brokers hands out clients for a cluster's brokers.
 	Brokers BrokerClients
 	// ResyncInterval is how often a Topic is compared with the brokers when
-	// nothing changed; defaultResyncInterval when zero.
+	// nothing changed; DefaultResyncInterval when zero.
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles is how many Topics are reconciled at once; 16
 	// when zero. Reconciles mostly wait on the brokers and the API server, so
@@ -85,9 +62,7 @@ type TopicReconciler struct {
 // Topic watches pass only spec changes (generation), so the reconciler's own
 // status writes never wake it; observation runs on the resync interval.
 func (r *TopicReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder("kairolog-topic-controller")
-	}
+	r.Recorder = eventRecorder(mgr, r.Recorder, "topic")
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &kairov1alpha1.Topic{}, topicClusterIndex, func(o client.Object) []string {
@@ -113,7 +88,7 @@ func (r *TopicReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(claimantsChanged)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: workers,
-			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBase, retryMax),
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](brokerRetryBase, brokerRetryMax),
 		}).
 		Named("topic").
 		Complete(r)
@@ -123,7 +98,7 @@ func (r *TopicReconciler) resync() time.Duration {
 	if r.ResyncInterval > 0 {
 		return r.ResyncInterval
 	}
-	return defaultResyncInterval
+	return DefaultResyncInterval
 }
 
 // topicName is the topic's name on the brokers.

@@ -119,7 +119,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Config = map[string]string{"retention.ms": "3600000"}
 		})
 		t := readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonCreated))
+		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonCreated))
 		Expect(controllerutil.ContainsFinalizer(t, kairov1alpha1.FinalizerName)).To(BeTrue())
 
 		desc, err := bc.DescribeTopic(ctx, name)
@@ -139,7 +139,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 			Expect(ps.Leader).To(Equal(int32(0)))
 			Expect(ps.ISR).To(Equal([]int32{0}))
 		}
-		expectEvent(topicNamespace, name, eventTopicCreated)
+		expectEvent(topicNamespace, name, ReasonTopicCreated)
 	})
 
 	It("raises partitions and applies config changes from the spec", func() {
@@ -155,14 +155,14 @@ var _ = Describe("Topic controller", Ordered, func() {
 			g.Expect(t.Status.ObservedGeneration).To(Equal(t.Generation))
 			g.Expect(t.Status.Partitions).To(Equal(int32(4)))
 		})
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonUpdated))
+		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonUpdated))
 		Expect(t.Status.PartitionStatuses).To(HaveLen(4))
 		desc, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(desc.PartitionCount).To(Equal(int32(4)))
 		Expect(desc.Config).To(Equal(map[string]string{"segment.bytes": "1048576", "retention.bytes": "-1"}))
-		expectEvent(topicNamespace, name, eventPartitionsIncreased)
-		expectEvent(topicNamespace, name, eventConfigUpdated)
+		expectEvent(topicNamespace, name, ReasonPartitionsIncreased)
+		expectEvent(topicNamespace, name, ReasonConfigUpdated)
 
 		By("removing every override when the spec's config is emptied")
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.Config = nil })).To(Succeed())
@@ -185,11 +185,11 @@ var _ = Describe("Topic controller", Ordered, func() {
 		_, err = bc.AddPartitions(ctx, name, 5)
 		Expect(err).NotTo(HaveOccurred())
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonNotSupported))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonNotSupported))
 		})
 		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("cannot be decreased"))
 		Expect(t.Status.Partitions).To(Equal(int32(5)))
-		expectEvent(topicNamespace, name, reasonNotSupported)
+		expectEvent(topicNamespace, name, ReasonNotSupported)
 
 		By("becoming Ready again once the spec asks for what the brokers hold")
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.Partitions = 5 })).To(Succeed())
@@ -210,7 +210,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(desc.Config).To(Equal(map[string]string{"retention.ms": "60000"}))
 		}).WithTimeout(4 * testResync).WithPolling(100 * time.Millisecond).Should(Succeed())
-		e := expectEvent(topicNamespace, name, eventConfigDriftReverted)
+		e := expectEvent(topicNamespace, name, ReasonConfigDriftReverted)
 		Expect(e.Note).To(ContainSubstring("max.message.bytes=2048"))
 	})
 
@@ -228,14 +228,14 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Config = map[string]string{"retention.ms": "7200000"}
 		})
 		t := readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonAdopted))
+		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonAdopted))
 		Expect(t.Status.TopicID).To(Equal(created.TopicID), "the existing topic is kept, not recreated")
 		Expect(t.Status.Partitions).To(Equal(int32(3)))
 		Expect(t.Status.PartitionStatuses[0].HighWatermark).To(Equal(int64(1)), "its records are still there")
 		desc, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(desc.Config).To(Equal(map[string]string{"retention.ms": "7200000"}))
-		expectEvent(topicNamespace, name, eventTopicAdopted)
+		expectEvent(topicNamespace, name, ReasonTopicAdopted)
 	})
 
 	It("does not adopt a topic with more partitions, and leaves it on the brokers when deleted", func() {
@@ -245,11 +245,11 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 		createTopic(name, clusterName, func(t *kairov1alpha1.Topic) { t.Spec.Partitions = 2 })
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonIncompatible))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonIncompatible))
 		})
 		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("4 partitions"))
 		Expect(t.Status.TopicID).To(BeEmpty())
-		expectEvent(topicNamespace, name, reasonIncompatible)
+		expectEvent(topicNamespace, name, ReasonIncompatible)
 
 		By("asking the brokers once per resync, without retrying the create, while it stays incompatible")
 		host := brokers[0].host
@@ -272,11 +272,11 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Partitions = 2
 		})
 		eventuallyTopic(again.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonIncompatible))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonIncompatible))
 		})
 		Expect(bc.DeleteTopic(ctx, name)).To(Succeed())
 		a := eventuallyTopic(again.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonCreated))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonCreated))
 		})
 		Expect(a.Status.TopicID).NotTo(Equal(created.TopicID))
 		Expect(a.Status.Partitions).To(Equal(int32(2)))
@@ -290,7 +290,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		expectGone(t)
 		_, err := bc.DescribeTopic(ctx, name)
 		Expect(brokerclient.IsCode(err, brokerclient.CodeUnknownTopic)).To(BeTrue(), "describe after delete: %v", err)
-		expectEvent(topicNamespace, name, eventTopicDeleted)
+		expectEvent(topicNamespace, name, ReasonTopicDeleted)
 	})
 
 	It("leaves the topic on the brokers with deletionPolicy Retain", func() {
@@ -325,11 +325,11 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 		Expect(bc.DeleteTopic(ctx, name)).To(Succeed())
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonDeletedOutOfBand))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonDeletedOutOfBand))
 		})
 		Expect(t.Status.TopicID).To(Equal(before))
 		Expect(t.Status.Partitions).To(BeZero())
-		expectEvent(topicNamespace, name, eventTopicDeletedOutOfBand)
+		expectEvent(topicNamespace, name, ReasonTopicDeletedOutOfBand)
 		Consistently(func() error {
 			_, err := bc.DescribeTopic(ctx, name)
 			return err
@@ -337,10 +337,10 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.RecreateIfDeleted = true })).To(Succeed())
 		t = readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonRecreated))
+		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonRecreated))
 		Expect(t.Status.TopicID).NotTo(BeEmpty())
 		Expect(t.Status.TopicID).NotTo(Equal(before))
-		expectEvent(topicNamespace, name, eventTopicRecreated)
+		expectEvent(topicNamespace, name, ReasonTopicRecreated)
 
 		By("recreating it at once on the next out-of-band deletion")
 		again := t.Status.TopicID
@@ -364,11 +364,11 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Partitions = 3
 		})
 		s := eventuallyTopic(second.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonConflict))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonConflict))
 		})
 		Expect(readyCondition(s.Status.Conditions).Message).To(ContainSubstring(first.Name))
 		Expect(controllerutil.ContainsFinalizer(s, kairov1alpha1.FinalizerName)).To(BeFalse())
-		expectEvent(topicNamespace, second.Name, reasonConflict)
+		expectEvent(topicNamespace, second.Name, ReasonConflict)
 		desc, err := bc.DescribeTopic(ctx, shared)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(desc.PartitionCount).To(Equal(int32(1)), "the newer Topic changes nothing")
@@ -385,13 +385,13 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Partitions = 2
 		})
 		eventuallyTopic(third.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonConflict))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonConflict))
 		})
 		Expect(k8sClient.Delete(ctx, first)).To(Succeed())
 		expectGone(first)
-		expectEvent(topicNamespace, first.Name, eventHandedOver)
+		expectEvent(topicNamespace, first.Name, ReasonHandedOver)
 		th := eventuallyTopic(third.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonAdopted))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonAdopted))
 		})
 		Expect(th.Status.TopicID).To(Equal(desc.TopicID), "the topic was not deleted and recreated")
 		Expect(th.Status.Partitions).To(Equal(int32(2)))
@@ -413,12 +413,12 @@ var _ = Describe("Topic controller", Ordered, func() {
 		By("deleting the cluster, which stays while another finalizer holds it")
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
 		eventuallyTopic(early, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonClusterNotReady))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
 			g.Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("being deleted"))
 		})
 		Expect(k8sClient.Delete(ctx, t1)).To(Succeed())
 		expectGone(t1)
-		e := expectEvent(topicNamespace, early, eventFinalizerReleased)
+		e := expectEvent(topicNamespace, early, ReasonFinalizerReleased)
 		Expect(e.Note).To(ContainSubstring("being deleted"))
 		_, err := bc.DescribeTopic(ctx, early)
 		Expect(err).NotTo(HaveOccurred(), "the brokers were not asked to delete it")
@@ -430,18 +430,18 @@ var _ = Describe("Topic controller", Ordered, func() {
 		expectGone(kc)
 		Expect(k8sClient.Delete(ctx, t2)).To(Succeed())
 		expectGone(t2)
-		e = expectEvent(topicNamespace, late, eventFinalizerReleased)
+		e = expectEvent(topicNamespace, late, ReasonFinalizerReleased)
 		Expect(e.Note).To(ContainSubstring("is gone"))
 
 		By("reporting a Topic whose cluster does not exist, without a finalizer")
 		orphan := uniqueName("orphan")
 		createTopic(orphan, uniqueName("nowhere"), nil)
 		o := eventuallyTopic(orphan, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonClusterNotReady))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
 		Expect(readyCondition(o.Status.Conditions).Message).To(ContainSubstring("does not exist"))
 		Expect(o.Finalizers).To(BeEmpty())
-		expectEvent(topicNamespace, orphan, reasonClusterNotReady)
+		expectEvent(topicNamespace, orphan, ReasonClusterNotReady)
 	})
 
 	It("reports unreachable brokers with ClusterNotReady, backs off, and recovers when they are back", func() {
@@ -452,10 +452,10 @@ var _ = Describe("Topic controller", Ordered, func() {
 		name := uniqueName("unreached")
 		createTopic(name, away, nil)
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonClusterNotReady))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
 		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("unreachable"))
-		expectEvent(topicNamespace, name, reasonClusterNotReady)
+		expectEvent(topicNamespace, name, ReasonClusterNotReady)
 
 		u, err := url.Parse(endpoint)
 		Expect(err).NotTo(HaveOccurred())
@@ -465,7 +465,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		time.Sleep(window)
 		calls := brokerCalls.host(u.Host) - start
 		logFigure("Unreachable brokers: %d calls for one Topic in %s (retries back off from %s, doubling, at most %s apart)",
-			calls, window, retryBase, retryMax)
+			calls, window, brokerRetryBase, brokerRetryMax)
 		Expect(calls).To(BeNumerically("<=", 6), "retries back off instead of looping")
 		Expect(calls).To(BeNumerically(">=", 2), "retries go on")
 		Expect(kubeWrites.of(client.ObjectKeyFromObject(t))-writes).To(BeZero(), "the same failure is not written again")
@@ -475,7 +475,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		kc.Annotations[kairov1alpha1.EndpointOverrideAnnotation] = brokers[0].url
 		Expect(k8sClient.Update(ctx, kc)).To(Succeed())
 		t = readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonCreated))
+		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonCreated))
 	})
 
 	It("reports a replica count the brokers cannot hold", func() {
@@ -484,7 +484,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		readyTopic(name)
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.Replicas = ptr.To(int32(3)) })).To(Succeed())
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, reasonBrokerError))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonBrokerError))
 		})
 		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("replicas"))
 		Expect(t.Status.Replicas).To(Equal(int32(1)))
@@ -545,14 +545,14 @@ var _ = Describe("Topic controller on three brokers", Ordered, func() {
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.Replicas = ptr.To(int32(3)) })).To(Succeed())
 		eventuallyTopicWithin(60*time.Second, name, func(g Gomega, t *kairov1alpha1.Topic) {
 			g.Expect(t.Status.ObservedGeneration).To(Equal(t.Generation))
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, reasonUpdated))
+			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonUpdated))
 			g.Expect(t.Status.Replicas).To(Equal(int32(3)))
 			for _, ps := range t.Status.PartitionStatuses {
 				g.Expect(ps.Replicas).To(HaveLen(3))
 				g.Expect(ps.ISR).To(HaveLen(3))
 			}
 		})
-		expectEvent(topicNamespace, name, eventReplicasChanging)
+		expectEvent(topicNamespace, name, ReasonReplicasChanging)
 		desc, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(desc.ReplicationFactor).To(Equal(int16(3)))

@@ -75,7 +75,7 @@ var topicWorkers = 0
 
 func init() {
 	if os.Getenv(scaleTestEnv) != "" {
-		testResync = defaultResyncInterval
+		testResync = DefaultResyncInterval
 	}
 	topicWorkers = envInt("KAIRO_TOPIC_WORKERS", 0)
 	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {

@@ -39,22 +39,6 @@ import (
 // thousands of partitions keeps a small status; the counts cover them all.
 const maxPartitionStatuses = 256
 
-// Event reasons of a Topic.
-const (
-	eventTopicCreated          = "TopicCreated"
-	eventTopicAdopted          = "TopicAdopted"
-	eventTopicRecreated        = "TopicRecreated"
-	eventTopicReplaced         = "TopicReplacedOutOfBand"
-	eventTopicDeletedOutOfBand = "TopicDeletedOutOfBand"
-	eventTopicDeleted          = "TopicDeleted"
-	eventTopicRetained         = "TopicRetained"
-	eventTopicNotOwned         = "TopicNotOwned"
-	eventPartitionsIncreased   = "PartitionsIncreased"
-	eventConfigUpdated         = "ConfigUpdated"
-	eventConfigDriftReverted   = "ConfigDriftReverted"
-	eventReplicasChanging      = "ReplicasChanging"
-)
-
 // topicPass is one reconcile of one Topic: what was read at its start and
 // the status it builds.
 type topicPass struct {
@@ -89,7 +73,7 @@ func (p *topicPass) reconcile(ctx context.Context) (ctrl.Result, error) {
 	}
 	bc, err := p.r.Brokers.For(p.cluster)
 	if err != nil {
-		return p.failed(brokerFailure{reason: reasonClusterNotReady,
+		return p.failed(brokerFailure{reason: ReasonClusterNotReady,
 			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
 	}
 
@@ -101,14 +85,14 @@ func (p *topicPass) reconcile(ctx context.Context) (ctrl.Result, error) {
 		if stop := p.adopt(desc); stop != nil {
 			return stop.res, stop.err
 		}
-		action = reasonAdopted
+		action = ReasonAdopted
 	}
 	p.status.TopicID = desc.TopicID
 
 	if desc.PartitionCount > t.Spec.Partitions {
 		p.observe(desc)
 		p.status.ObservedGeneration = t.Generation
-		p.setReady(metav1.ConditionFalse, reasonNotSupported, corev1.EventTypeWarning, fmt.Sprintf(
+		p.setReady(metav1.ConditionFalse, ReasonNotSupported, corev1.EventTypeWarning, fmt.Sprintf(
 			"Topic %q has %d partitions on the brokers and the spec asks for %d; partitions cannot be decreased",
 			p.name, desc.PartitionCount, t.Spec.Partitions))
 		return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
@@ -122,24 +106,24 @@ func (p *topicPass) reconcile(ctx context.Context) (ctrl.Result, error) {
 			return p.failed(classify(p.cluster, "Describe topic "+p.name, err))
 		}
 		if action == "" {
-			action = reasonUpdated
+			action = ReasonUpdated
 		}
 	}
 	p.observe(desc)
 	p.status.ObservedGeneration = t.Generation
 
 	if reassigning(desc) {
-		p.setReady(metav1.ConditionFalse, reasonReassigning, corev1.EventTypeNormal, fmt.Sprintf(
+		p.setReady(metav1.ConditionFalse, ReasonReassigning, corev1.EventTypeNormal, fmt.Sprintf(
 			"Topic %q is moving its replicas to %d per partition", p.name, desc.ReplicationFactor))
 		return ctrl.Result{RequeueAfter: pollAfter(p.r.resync())}, nil
 	}
 	reason := action
 	if reason == "" {
 		reason = readyReason(p.status.Conditions)
-		if prev := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady); prev != nil && prev.Reason == reasonReassigning {
-			reason = reasonUpdated // the replica change this resource started is done
+		if prev := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady); prev != nil && prev.Reason == ReasonReassigning {
+			reason = ReasonUpdated // the replica change this resource started is done
 		} else if reason == "" {
-			reason = reasonInSync
+			reason = ReasonInSync
 		}
 	}
 	p.setReady(metav1.ConditionTrue, reason, corev1.EventTypeNormal, p.summary(desc))
@@ -169,7 +153,7 @@ func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 		_, cerr := bc.CreateTopic(ctx, p.createRequest())
 		switch {
 		case cerr == nil:
-			action = reasonCreated
+			action = ReasonCreated
 		case brokerclient.IsCode(cerr, brokerclient.CodeTopicAlreadyExists):
 			// Adopted below if it fits the spec.
 		default:
@@ -182,7 +166,7 @@ func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 		_, cerr := bc.CreateTopic(ctx, p.createRequest())
 		switch {
 		case cerr == nil:
-			action = reasonCreated
+			action = ReasonCreated
 		case !brokerclient.IsCode(cerr, brokerclient.CodeTopicAlreadyExists):
 			return nil, "", endWith(p.failed(classify(p.cluster, "Create topic "+p.name, cerr)))
 		}
@@ -196,8 +180,8 @@ func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 			!brokerclient.IsCode(cerr, brokerclient.CodeTopicAlreadyExists) {
 			return nil, "", endWith(p.failed(classify(p.cluster, "Create topic "+p.name+" again", cerr)))
 		}
-		action = reasonRecreated
-		p.event(corev1.EventTypeNormal, eventTopicRecreated, "Create",
+		action = ReasonRecreated
+		p.event(corev1.EventTypeNormal, ReasonTopicRecreated, "Create",
 			"Topic %q was deleted on the brokers out of band and was created again (spec.recreateIfDeleted)", p.name)
 		desc, derr = bc.DescribeTopic(ctx, p.name)
 	}
@@ -209,8 +193,8 @@ func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 	if derr != nil {
 		return nil, "", endWith(p.failed(classify(p.cluster, "Describe topic "+p.name, derr)))
 	}
-	if action == reasonCreated {
-		p.event(corev1.EventTypeNormal, eventTopicCreated, "Create",
+	if action == ReasonCreated {
+		p.event(corev1.EventTypeNormal, ReasonTopicCreated, "Create",
 			"Created topic %q with %d partitions and %d replicas (id %s)", p.name, desc.PartitionCount, desc.ReplicationFactor, desc.TopicID)
 	}
 	return desc, action, nil
@@ -219,7 +203,7 @@ func (p *topicPass) ensureExists(ctx context.Context, bc *brokerclient.Client) (
 // refusedAdoption reports whether the last pass found an incompatible topic.
 func (p *topicPass) refusedAdoption() bool {
 	c := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady)
-	return c != nil && c.Reason == reasonIncompatible
+	return c != nil && c.Reason == ReasonIncompatible
 }
 
 func (p *topicPass) createRequest() brokerclient.CreateTopicRequest {
@@ -248,15 +232,15 @@ func (p *topicPass) adopt(desc *brokerclient.TopicDescription) *passEnd {
 	if len(why) > 0 {
 		p.clearObserved()
 		p.status.ObservedGeneration = t.Generation
-		p.setReady(metav1.ConditionFalse, reasonIncompatible, corev1.EventTypeWarning, fmt.Sprintf(
+		p.setReady(metav1.ConditionFalse, ReasonIncompatible, corev1.EventTypeWarning, fmt.Sprintf(
 			"Topic %q already exists on the brokers and was not adopted: %s", p.name, strings.Join(why, "; ")))
 		return endWith(ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil)
 	}
 	if p.status.TopicID != "" {
-		p.event(corev1.EventTypeWarning, eventTopicReplaced, "Adopt",
+		p.event(corev1.EventTypeWarning, ReasonTopicReplaced, "Adopt",
 			"Topic %q was deleted and created again on the brokers out of band (id %s, was %s); adopting it", p.name, desc.TopicID, p.status.TopicID)
 	} else {
-		p.event(corev1.EventTypeNormal, eventTopicAdopted, "Adopt",
+		p.event(corev1.EventTypeNormal, ReasonTopicAdopted, "Adopt",
 			"Adopted existing topic %q with %d partitions and %d replicas (id %s)", p.name, desc.PartitionCount, desc.ReplicationFactor, desc.TopicID)
 	}
 	return nil
@@ -274,7 +258,7 @@ func (p *topicPass) converge(ctx context.Context, bc *brokerclient.Client, desc 
 			return false, &f
 		}
 		log.Info("Increased topic partitions", "topic", p.name, "from", desc.PartitionCount, "to", t.Spec.Partitions)
-		p.event(corev1.EventTypeNormal, eventPartitionsIncreased, "Update",
+		p.event(corev1.EventTypeNormal, ReasonPartitionsIncreased, "Update",
 			"Increased partitions of topic %q from %d to %d", p.name, desc.PartitionCount, t.Spec.Partitions)
 		changed = true
 	}
@@ -287,11 +271,11 @@ func (p *topicPass) converge(ctx context.Context, bc *brokerclient.Client, desc 
 		// changed the topic: say so, it is worth knowing.
 		if action == "" && t.Generation == t.Status.ObservedGeneration {
 			log.Info("Reverted topic config changed out of band", "topic", p.name, "found", desc.Config)
-			p.event(corev1.EventTypeWarning, eventConfigDriftReverted, "Update",
+			p.event(corev1.EventTypeWarning, ReasonConfigDriftReverted, "Update",
 				"Config of topic %q was changed on the brokers out of band (%s); set back to the spec", p.name, configString(desc.Config))
 		} else {
 			log.Info("Set topic config", "topic", p.name, "config", t.Spec.Config)
-			p.event(corev1.EventTypeNormal, eventConfigUpdated, "Update",
+			p.event(corev1.EventTypeNormal, ReasonConfigUpdated, "Update",
 				"Set config of topic %q to %s", p.name, configString(t.Spec.Config))
 		}
 		changed = true
@@ -302,7 +286,7 @@ func (p *topicPass) converge(ctx context.Context, bc *brokerclient.Client, desc 
 			return false, &f
 		}
 		log.Info("Changing topic replicas", "topic", p.name, "from", desc.ReplicationFactor, "to", *t.Spec.Replicas)
-		p.event(corev1.EventTypeNormal, eventReplicasChanging, "Update",
+		p.event(corev1.EventTypeNormal, ReasonReplicasChanging, "Update",
 			"Moving topic %q from %d to %d replicas per partition", p.name, desc.ReplicationFactor, *t.Spec.Replicas)
 		changed = true
 	}
@@ -410,14 +394,14 @@ func (p *topicPass) setReady(status metav1.ConditionStatus, reason, eventType, m
 }
 
 func (p *topicPass) event(eventType, reason, action, note string, args ...any) {
-	recordEvent(p.r.Recorder, p.topic, eventType, reason, action, note, args...)
+	recordEvent(p.r.Recorder, p.topic, nil, eventType, reason, action, note, args...)
 }
 
 // waitForCluster ends a pass that cannot reach any broker because the
 // cluster is missing or going away. The cluster watch wakes the Topic when
 // that changes.
 func (p *topicPass) waitForCluster(message string) (ctrl.Result, error) {
-	p.setReady(metav1.ConditionFalse, reasonClusterNotReady, corev1.EventTypeWarning, message)
+	p.setReady(metav1.ConditionFalse, ReasonClusterNotReady, corev1.EventTypeWarning, message)
 	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
 }
 
@@ -426,7 +410,7 @@ func (p *topicPass) waitForCluster(message string) (ctrl.Result, error) {
 func (p *topicPass) conflict(o metav1.Object) (ctrl.Result, error) {
 	p.clearObserved()
 	p.status.ObservedGeneration = p.topic.Generation
-	p.setReady(metav1.ConditionFalse, reasonConflict, corev1.EventTypeWarning, fmt.Sprintf(
+	p.setReady(metav1.ConditionFalse, ReasonConflict, corev1.EventTypeWarning, fmt.Sprintf(
 		"Topic %q on KairoCluster %q is managed by the older Topic %q", p.name, p.topic.Spec.ClusterRef.Name, o.GetName()))
 	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
 }
@@ -439,9 +423,9 @@ func (p *topicPass) deletedOutOfBand() (ctrl.Result, error) {
 	p.clearObserved()
 	p.status.TopicID = id
 	p.status.ObservedGeneration = p.topic.Generation
-	if setReady(&p.status.Conditions, p.topic.Generation, metav1.ConditionFalse, reasonDeletedOutOfBand, fmt.Sprintf(
+	if setReady(&p.status.Conditions, p.topic.Generation, metav1.ConditionFalse, ReasonDeletedOutOfBand, fmt.Sprintf(
 		"Topic %q was deleted on the brokers out of band; set spec.recreateIfDeleted to create it again", p.name)) {
-		p.event(corev1.EventTypeWarning, eventTopicDeletedOutOfBand, "Observe",
+		p.event(corev1.EventTypeWarning, ReasonTopicDeletedOutOfBand, "Observe",
 			"Topic %q (id %s) was deleted on the brokers out of band; it is not recreated unless spec.recreateIfDeleted is set", p.name, id)
 	}
 	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
@@ -469,43 +453,43 @@ func (p *topicPass) finalize(ctx context.Context) (ctrl.Result, error) {
 	}
 	switch {
 	case t.Spec.DeletionPolicy == kairov1alpha1.DeletionPolicyRetain:
-		return p.release(ctx, corev1.EventTypeNormal, eventTopicRetained, "Left topic %q on the brokers (deletionPolicy Retain)", p.name)
+		return p.release(ctx, corev1.EventTypeNormal, ReasonTopicRetained, "Left topic %q on the brokers (deletionPolicy Retain)", p.name)
 	case p.cluster == nil:
-		return p.release(ctx, corev1.EventTypeWarning, eventFinalizerReleased,
+		return p.release(ctx, corev1.EventTypeWarning, ReasonFinalizerReleased,
 			"KairoCluster %q is gone; topic %q was not deleted on the brokers", t.Spec.ClusterRef.Name, p.name)
 	case p.cluster.DeletionTimestamp != nil:
-		return p.release(ctx, corev1.EventTypeWarning, eventFinalizerReleased,
+		return p.release(ctx, corev1.EventTypeWarning, ReasonFinalizerReleased,
 			"KairoCluster %q is being deleted; topic %q was not deleted on the brokers", t.Spec.ClusterRef.Name, p.name)
 	}
 	if o := otherLiveClaimant(p.claimants, t); o != nil {
-		return p.release(ctx, corev1.EventTypeNormal, eventHandedOver,
+		return p.release(ctx, corev1.EventTypeNormal, ReasonHandedOver,
 			"Topic %q is still managed by Topic %q; it was not deleted on the brokers", p.name, o.GetName())
 	}
 	if p.status.TopicID == "" {
-		return p.release(ctx, corev1.EventTypeNormal, eventTopicRetained,
+		return p.release(ctx, corev1.EventTypeNormal, ReasonTopicRetained,
 			"This resource never created or adopted topic %q; it was left on the brokers", p.name)
 	}
 	bc, err := p.r.Brokers.For(p.cluster)
 	if err != nil {
-		return p.failed(brokerFailure{reason: reasonClusterNotReady,
+		return p.failed(brokerFailure{reason: ReasonClusterNotReady,
 			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
 	}
 	desc, err := bc.DescribeTopic(ctx, p.name)
 	if brokerclient.IsCode(err, brokerclient.CodeUnknownTopic) {
-		return p.release(ctx, corev1.EventTypeNormal, eventTopicDeleted, "Topic %q was already gone from the brokers", p.name)
+		return p.release(ctx, corev1.EventTypeNormal, ReasonTopicDeleted, "Topic %q was already gone from the brokers", p.name)
 	}
 	if err != nil {
 		return p.failed(classify(p.cluster, "Describe topic "+p.name+" before deleting it", err))
 	}
 	if desc.TopicID != p.status.TopicID {
-		return p.release(ctx, corev1.EventTypeWarning, eventTopicNotOwned,
+		return p.release(ctx, corev1.EventTypeWarning, ReasonTopicNotOwned,
 			"Topic %q on the brokers has id %s, not %s which this resource managed; it was left on the brokers", p.name, desc.TopicID, p.status.TopicID)
 	}
 	if err := bc.DeleteTopic(ctx, p.name); err != nil && !brokerclient.IsCode(err, brokerclient.CodeUnknownTopic) {
 		return p.failed(classify(p.cluster, "Delete topic "+p.name, err))
 	}
 	logf.FromContext(ctx).Info("Deleted topic on the brokers", "topic", p.name)
-	return p.release(ctx, corev1.EventTypeNormal, eventTopicDeleted, "Deleted topic %q on the brokers", p.name)
+	return p.release(ctx, corev1.EventTypeNormal, ReasonTopicDeleted, "Deleted topic %q on the brokers", p.name)
 }
 
 // release removes the finalizer and records why.

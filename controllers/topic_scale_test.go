@@ -347,7 +347,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 			"at most one broker call per Topic per resync interval")
 		events := topicEventCounts(scaleNamespace)
 		logFigure("Scale: events recorded for the Topics by then: %v", events)
-		Expect(events).To(Equal(map[string]int{eventTopicCreated: n}), "one event per Topic, none while idle")
+		Expect(events).To(Equal(map[string]int{ReasonTopicCreated: n}), "one event per Topic, none while idle")
 
 		By("deleting them all (deletionPolicy Delete)")
 		del := snapshot(bp.host, pids)

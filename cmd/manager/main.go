@@ -71,7 +71,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.defaultBrokerImage, "default-broker-image", resources.DefaultBrokerImage, "broker image of KairoClusters that set no spec.image")
 	fs.DurationVar(&o.resyncInterval, "resync-interval", controllers.DefaultResyncInterval, "how often a quiet cluster's broker-observed status is refreshed")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "comma-separated namespaces to watch; empty watches all")
-	fs.DurationVar(&o.brokerTimeout, "broker-timeout", 10*time.Second, "bound on every call to a broker's admin API")
+	fs.DurationVar(&o.brokerTimeout, "broker-timeout", controllers.DefaultBrokerTimeout, "bound on every call to a broker's admin API")
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -126,7 +126,6 @@ func run(o *options) error {
 		Client:         mgr.GetClient(),
 		APIReader:      mgr.GetAPIReader(),
 		Scheme:         mgr.GetScheme(),
-		Recorder:       mgr.GetEventRecorder("kairolog-kairocluster-controller"),
 		Brokers:        brokers,
 		DefaultImage:   o.defaultBrokerImage,
 		ResyncInterval: o.resyncInterval,
