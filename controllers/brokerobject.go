@@ -16,25 +16,33 @@ limitations under the License.
 
 package controllers
 
-// brokerobject.go holds what the Topic and ConsumerGroup reconcilers share: both
-// manage one object on the brokers of a referenced KairoCluster, so both look
-// the cluster up the same way, decide which resource owns a broker-side name
-// when two claim it, classify broker errors, and write status only when it
-// changed.
+// brokerobject.go is the one reconciler of resources that each manage an
+// object on the brokers of a referenced KairoCluster: Topic and
+// ConsumerGroup. It owns everything the two have in common — the field
+// indexes and watches, which resource owns a name when several claim it,
+// waiting for the cluster, the finalizer and its release, sorting broker
+// failures into the Ready condition, and writing status only when it
+// changed. A Kind (topicKind, groupKind) adds what it does on the brokers:
+// ensure (create, adopt, converge and observe), forget, and delete.
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -42,17 +50,273 @@ import (
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 )
 
-// Field indexes the reconcilers register. The names are specific so that
-// other controllers in the manager can index the same kinds.
-const (
-	topicClusterIndex = "kairolog.io/topic-cluster"
-	topicClaimIndex   = "kairolog.io/topic-claim"
-	groupClusterIndex = "kairolog.io/consumergroup-cluster"
-	groupClaimIndex   = "kairolog.io/consumergroup-claim"
-)
+// objectKind is what one Kind adds to the shared reconciler. T is a pointer
+// to the resource, S its status type. A Kind is a struct without fields:
+// the reconciler's type names it, so the exported reconcilers are plain
+// aliases that callers fill in like any other struct.
+type objectKind[T client.Object, S any] interface {
+	// terms name the Kind in its controller, indexes, events and messages.
+	terms() kindTerms
+	// newObject and newList allocate a resource and a list of resources.
+	newObject() T
+	newList() client.ObjectList
+	// clusterName is the KairoCluster the resource references; brokerName
+	// the name of its object on the brokers.
+	clusterName(obj T) string
+	brokerName(obj T) string
+	// status points at the resource's status, common at the fields of a
+	// status the shared reconciler writes itself.
+	status(obj T) *S
+	common(st *S) commonStatus
+	// retains reports whether deleting the resource leaves its object on
+	// the brokers (its deletion policy); such a resource has no finalizer.
+	retains(obj T) bool
 
-// lookupCluster returns the KairoCluster a Topic or ConsumerGroup references,
-// or nil when it does not exist.
+	// ensure brings the object on the brokers in line with the spec and
+	// observes it into p.status, setting Ready. The cluster exists, this
+	// resource owns the name and its finalizer is in place.
+	ensure(ctx context.Context, p *objectPass[T, S], bc *brokerclient.Client) (ctrl.Result, error)
+	// forget clears what was observed of an object this resource does not
+	// manage (another resource owns the name).
+	forget(st *S)
+	// delete removes the object from the brokers, or leaves it, and ends
+	// with p.release; the policy is Delete, the cluster is there, and no
+	// other live resource claims the name. It calls p.connect itself, so it
+	// can decide without the brokers when there is nothing to delete.
+	delete(ctx context.Context, p *objectPass[T, S]) (ctrl.Result, error)
+}
+
+// kindTerms name a Kind.
+type kindTerms struct {
+	// kind is the resource's Kind ("Topic"); controller its controller's
+	// name ("topic"), which also names its field indexes and event recorder.
+	kind, controller string
+	// noun starts a sentence about the object on the brokers: "Topic", "Group".
+	noun string
+	// kept is a format, taking the name, for what deleting the resource
+	// would remove on the brokers: `topic %q`, `the offsets of group %q`;
+	// keptVerb is its verb ("was", "were") and keptAgain refers back to it
+	// ("it was", "its offsets were"). Release events say what was kept.
+	kept, keptVerb, keptAgain string
+	// retained is the event reason of a release under deletionPolicy Retain.
+	retained string
+	// workers is the default MaxConcurrentReconciles.
+	workers int
+}
+
+// commonStatus points at the status fields every Kind has.
+type commonStatus struct {
+	conditions         *[]metav1.Condition
+	observedGeneration *int64
+	// name is the object's name on the brokers (status.topicName, status.groupId).
+	name *string
+}
+
+// brokerObjectReconciler reconciles the resources of Kind K. TopicReconciler
+// and ConsumerGroupReconciler are its instances.
+type brokerObjectReconciler[T client.Object, S any, K objectKind[T, S]] struct {
+	client.Client
+	Scheme *runtime.Scheme
+	// Recorder records the events; the manager's when nil.
+	Recorder events.EventRecorder
+	// Brokers hands out clients for a cluster's brokers.
+	Brokers BrokerClients
+	// ResyncInterval is how often a resource is compared with the brokers
+	// when nothing changed; DefaultResyncInterval when zero.
+	ResyncInterval time.Duration
+	// MaxConcurrentReconciles is how many resources are reconciled at once;
+	// the Kind's default when zero (16 Topics, 4 ConsumerGroups). Reconciles
+	// mostly wait on the brokers and the API server.
+	MaxConcurrentReconciles int
+}
+
+func (r *brokerObjectReconciler[T, S, K]) kind() K {
+	var k K
+	return k
+}
+
+func (r *brokerObjectReconciler[T, S, K]) resync() time.Duration {
+	if r.ResyncInterval > 0 {
+		return r.ResyncInterval
+	}
+	return DefaultResyncInterval
+}
+
+func (r *brokerObjectReconciler[T, S, K]) clusterIndex() string {
+	return "kairolog.io/" + r.kind().terms().controller + "-cluster"
+}
+
+func (r *brokerObjectReconciler[T, S, K]) claimIndex() string {
+	return "kairolog.io/" + r.kind().terms().controller + "-claim"
+}
+
+// SetupWithManager registers the reconciler, its field indexes (the
+// cluster a resource references, and the cluster and name it claims) and
+// its watches. Watches of the resource pass only spec changes
+// (generation), so the reconciler's own status writes never wake it;
+// observation runs on the resync interval.
+func (r *brokerObjectReconciler[T, S, K]) SetupWithManager(mgr ctrl.Manager) error {
+	k := r.kind()
+	t := k.terms()
+	r.Recorder = eventRecorder(mgr, r.Recorder, t.controller)
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, k.newObject(), r.clusterIndex(), func(o client.Object) []string {
+		return []string{k.clusterName(o.(T))}
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, k.newObject(), r.claimIndex(), func(o client.Object) []string {
+		return []string{claimKey(k.clusterName(o.(T)), k.brokerName(o.(T)))}
+	}); err != nil {
+		return err
+	}
+	workers := r.MaxConcurrentReconciles
+	if workers == 0 {
+		workers = t.workers
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(k.newObject(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&kairov1alpha1.KairoCluster{}, handler.EnqueueRequestsFromMapFunc(r.onCluster),
+			builder.WithPredicates(clusterChanged)).
+		Watches(k.newObject(), handler.EnqueueRequestsFromMapFunc(r.otherClaimants),
+			builder.WithPredicates(claimantsChanged)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: workers,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](brokerRetryBase, brokerRetryMax),
+		}).
+		Named(t.controller).
+		Complete(r)
+}
+
+// list returns the resources in namespace whose field index holds value.
+func (r *brokerObjectReconciler[T, S, K]) list(ctx context.Context, namespace, index, value string) ([]metav1.Object, error) {
+	list := r.kind().newList()
+	if err := r.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{index: value}); err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]metav1.Object, len(items))
+	for i, item := range items {
+		out[i] = item.(T)
+	}
+	return out, nil
+}
+
+// onCluster wakes every resource on a cluster that appeared, went away,
+// moved or changed readiness.
+func (r *brokerObjectReconciler[T, S, K]) onCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	objs, err := r.list(ctx, obj.GetNamespace(), r.clusterIndex(), obj.GetName())
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Failed to list the resources of a KairoCluster",
+			"kind", r.kind().terms().kind, "cluster", obj.GetName())
+		return nil
+	}
+	return requestsFor(objs, "")
+}
+
+// otherClaimants wakes the resources that name the same object as obj, so
+// that the next owner takes over when the current one goes away.
+func (r *brokerObjectReconciler[T, S, K]) otherClaimants(ctx context.Context, obj client.Object) []reconcile.Request {
+	o, ok := obj.(T)
+	if !ok {
+		return nil
+	}
+	claimants, err := r.claimants(ctx, o)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "Failed to list the resources naming the same object",
+			"kind", r.kind().terms().kind, "name", r.kind().brokerName(o))
+		return nil
+	}
+	return requestsFor(claimants, o.GetUID())
+}
+
+// claimants are the resources (obj included) that name obj's object on
+// obj's cluster.
+func (r *brokerObjectReconciler[T, S, K]) claimants(ctx context.Context, obj T) ([]metav1.Object, error) {
+	k := r.kind()
+	out, err := r.list(ctx, obj.GetNamespace(), r.claimIndex(), claimKey(k.clusterName(obj), k.brokerName(obj)))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range out {
+		if c.GetUID() == obj.GetUID() {
+			return out, nil
+		}
+	}
+	return append(out, obj), nil // the cache has not seen obj yet
+}
+
+// +kubebuilder:rbac:groups=kairolog.io,resources=topics,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kairolog.io,resources=topics/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kairolog.io,resources=topics/finalizers,verbs=update
+// +kubebuilder:rbac:groups=kairolog.io,resources=consumergroups,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kairolog.io,resources=consumergroups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kairolog.io,resources=consumergroups/finalizers,verbs=update
+// +kubebuilder:rbac:groups=kairolog.io,resources=kairoclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one resource's object on the brokers in line with its
+// spec and records what the brokers hold. A result with RequeueAfter is the
+// next observation; an error means a broker call failed transiently and the
+// controller's rate limiter spaces the retry.
+func (r *brokerObjectReconciler[T, S, K]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	k := r.kind()
+	obj := k.newObject()
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cluster, err := lookupCluster(ctx, r.Client, obj.GetNamespace(), k.clusterName(obj))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	claimants, err := r.claimants(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := &objectPass[T, S]{kind: k, client: r.Client, recorder: r.Recorder, brokers: r.Brokers, resync: r.resync(),
+		obj: obj, cluster: cluster, claimants: claimants, name: k.brokerName(obj),
+		status: *k.status(obj.DeepCopyObject().(T))}
+
+	var res ctrl.Result
+	if obj.GetDeletionTimestamp() != nil {
+		res, err = p.finalize(ctx)
+	} else {
+		res, err = p.reconcile(ctx)
+	}
+	if p.released {
+		return ctrl.Result{}, err
+	}
+	if werr := r.writeStatus(ctx, obj, &p.status); werr != nil {
+		logf.FromContext(ctx).Error(werr, "Failed to update the status", "kind", k.terms().kind)
+		if err == nil {
+			err = werr
+		}
+	}
+	return res, err
+}
+
+// writeStatus patches the status subresource when the new status differs
+// from what the API server holds; an unchanged pass writes nothing.
+func (r *brokerObjectReconciler[T, S, K]) writeStatus(ctx context.Context, obj T, st *S) error {
+	stored := r.kind().status(obj)
+	if equality.Semantic.DeepEqual(*stored, *st) {
+		return nil
+	}
+	base := obj.DeepCopyObject().(client.Object)
+	*stored = *st
+	err := r.Status().Patch(ctx, obj, client.MergeFrom(base))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// lookupCluster returns the KairoCluster a resource references, or nil when
+// it does not exist.
 func lookupCluster(ctx context.Context, c client.Reader, namespace, name string) (*kairov1alpha1.KairoCluster, error) {
 	var cluster kairov1alpha1.KairoCluster
 	err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &cluster)
@@ -63,184 +327,4 @@ func lookupCluster(ctx context.Context, c client.Reader, namespace, name string)
 		return nil, err
 	}
 	return &cluster, nil
-}
-
-// claimKey is the index value of a broker-side object: two resources with
-// the same key manage the same topic or group.
-func claimKey(cluster, name string) string { return cluster + "/" + name }
-
-// olderThan orders resources by age: creation time, then name, then UID, so
-// every reconcile picks the same owner among claimants created in the same
-// second.
-func olderThan(a, b metav1.Object) bool {
-	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
-	if !ta.Equal(&tb) {
-		return ta.Before(&tb)
-	}
-	if a.GetName() != b.GetName() {
-		return a.GetName() < b.GetName()
-	}
-	return a.GetUID() < b.GetUID()
-}
-
-// owner returns the oldest of claimants that is not being deleted, or nil.
-func owner(claimants []metav1.Object) metav1.Object {
-	var best metav1.Object
-	for _, c := range claimants {
-		if c.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if best == nil || olderThan(c, best) {
-			best = c
-		}
-	}
-	return best
-}
-
-// otherLiveClaimant returns a claimant other than self that is not being
-// deleted, or nil.
-func otherLiveClaimant(claimants []metav1.Object, self metav1.Object) metav1.Object {
-	var best metav1.Object
-	for _, c := range claimants {
-		if c.GetUID() == self.GetUID() || c.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if best == nil || olderThan(c, best) {
-			best = c
-		}
-	}
-	return best
-}
-
-// brokerFailure is a broker call that failed, sorted for the Ready condition.
-type brokerFailure struct {
-	// reason is ClusterNotReady (unreachable, not ready) or BrokerError.
-	reason string
-	// message is what the condition says.
-	message string
-	// transient failures are retried with backoff; the others wait for the
-	// next resync or a spec change, since repeating the call cannot help.
-	transient bool
-}
-
-// classify sorts a broker call's error. Transport errors and 503s mean the
-// brokers cannot answer now; other error replies are the brokers refusing
-// the request.
-func classify(cluster *kairov1alpha1.KairoCluster, what string, err error) brokerFailure {
-	var be *brokerclient.Error
-	if !errors.As(err, &be) {
-		return brokerFailure{reason: ReasonClusterNotReady, transient: true,
-			message: fmt.Sprintf("Brokers of KairoCluster %q unreachable at %s: %s: %v", cluster.Name, BrokerEndpoint(cluster), what, err)}
-	}
-	switch {
-	case be.Code == brokerclient.CodeNotReady || be.Code == brokerclient.CodeBrokerUnavailable:
-		return brokerFailure{reason: ReasonClusterNotReady, transient: true,
-			message: fmt.Sprintf("Brokers of KairoCluster %q are not ready: %s: %v", cluster.Name, what, err)}
-	case be.Status >= http.StatusInternalServerError, be.Code == brokerclient.CodeTopicDeletionInProgress,
-		be.Code == brokerclient.CodeReassignmentInProgress:
-		return brokerFailure{reason: ReasonBrokerError, transient: true,
-			message: fmt.Sprintf("%s: %v", what, err)}
-	case be.Code == brokerclient.CodeNotFound || be.Code == brokerclient.CodeMethodNotAllowed:
-		// The path itself is unknown: a broker older than this operator.
-		return brokerFailure{reason: ReasonNotSupported,
-			message: fmt.Sprintf("The brokers do not support this operation: %s: %v", what, err)}
-	}
-	return brokerFailure{reason: ReasonBrokerError, message: fmt.Sprintf("%s: %v", what, err)}
-}
-
-// errBrokerRetry is returned from Reconcile after a transient broker
-// failure so that the controller's rate limiter spaces the retries; the
-// failure itself is already in the Ready condition.
-type errBrokerRetry struct{ msg string }
-
-func (e errBrokerRetry) Error() string { return e.msg }
-
-// setReady sets the Ready condition and reports whether its status or reason
-// changed, which is when an event is worth sending.
-func setReady(conds *[]metav1.Condition, generation int64, status metav1.ConditionStatus, reason, message string) bool {
-	old := meta.FindStatusCondition(*conds, kairov1alpha1.ConditionReady)
-	changed := old == nil || old.Status != status || old.Reason != reason
-	meta.SetStatusCondition(conds, metav1.Condition{Type: kairov1alpha1.ConditionReady, Status: status,
-		Reason: reason, Message: message, ObservedGeneration: generation})
-	return changed
-}
-
-// readyReason is the reason of the Ready condition when it is True, else "".
-func readyReason(conds []metav1.Condition) string {
-	c := meta.FindStatusCondition(conds, kairov1alpha1.ConditionReady)
-	if c == nil || c.Status != metav1.ConditionTrue {
-		return ""
-	}
-	return c.Reason
-}
-
-// setFinalizer adds or removes the finalizer with an optimistic-lock patch,
-// so a concurrent change to the object's finalizers is never lost.
-func setFinalizer(ctx context.Context, c client.Client, obj client.Object, want bool) error {
-	if controllerutil.ContainsFinalizer(obj, kairov1alpha1.FinalizerName) == want {
-		return nil
-	}
-	base := obj.DeepCopyObject().(client.Object)
-	if want {
-		controllerutil.AddFinalizer(obj, kairov1alpha1.FinalizerName)
-	} else {
-		controllerutil.RemoveFinalizer(obj, kairov1alpha1.FinalizerName)
-	}
-	return c.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-}
-
-// clusterChanged passes the KairoCluster changes that matter to the
-// resources on it: created or deleted, deletion started, another broker
-// endpoint, or Ready turning True or False. Status churn on the cluster
-// does not wake a thousand topics.
-var clusterChanged = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { return true },
-	DeleteFunc:  func(event.DeleteEvent) bool { return true },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		oldC, ok1 := e.ObjectOld.(*kairov1alpha1.KairoCluster)
-		newC, ok2 := e.ObjectNew.(*kairov1alpha1.KairoCluster)
-		if !ok1 || !ok2 {
-			return false
-		}
-		if (oldC.DeletionTimestamp == nil) != (newC.DeletionTimestamp == nil) {
-			return true
-		}
-		if BrokerEndpoint(oldC) != BrokerEndpoint(newC) {
-			return true
-		}
-		return readyStatus(oldC.Status.Conditions) != readyStatus(newC.Status.Conditions)
-	},
-}
-
-func readyStatus(conds []metav1.Condition) metav1.ConditionStatus {
-	if c := meta.FindStatusCondition(conds, kairov1alpha1.ConditionReady); c != nil {
-		return c.Status
-	}
-	return metav1.ConditionUnknown
-}
-
-// claimantsChanged passes the events of a Topic or ConsumerGroup that can
-// change which resource owns its broker-side name: created, deleted, or its
-// deletion started.
-var claimantsChanged = predicate.Funcs{
-	CreateFunc:  func(event.CreateEvent) bool { return true },
-	DeleteFunc:  func(event.DeleteEvent) bool { return true },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
-	},
-}
-
-// requestsFor turns a list of objects into reconcile requests, leaving out
-// skip (the object whose event this is: its own watch enqueues it).
-func requestsFor(objs []metav1.Object, skip types.UID) []reconcile.Request {
-	var out []reconcile.Request
-	for _, o := range objs {
-		if o.GetUID() == skip {
-			continue
-		}
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
-	}
-	return out
 }

@@ -18,17 +18,14 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
@@ -41,63 +38,49 @@ const (
 	offsetResetFailed  = "Failed"
 )
 
-// groupPass is one reconcile of one ConsumerGroup.
-type groupPass struct {
-	r         *ConsumerGroupReconciler
-	group     *kairov1alpha1.ConsumerGroup
-	cluster   *kairov1alpha1.KairoCluster
-	claimants []metav1.Object
-	// id is the group's id on the brokers.
-	id       string
-	status   kairov1alpha1.ConsumerGroupStatus
-	released bool
+// groupBrokers are the broker calls a ConsumerGroup pass makes;
+// *brokerclient.Client has them, and the table tests give a fake.
+type groupBrokers interface {
+	DescribeGroup(ctx context.Context, group string, topics ...string) (*brokerclient.GroupDescription, error)
+	SetGroupConfig(ctx context.Context, group string, cfg brokerclient.GroupConfig) (*brokerclient.GroupConfig, error)
+	ResetOffsets(ctx context.Context, group string, req brokerclient.ResetOffsetsRequest) (*brokerclient.ResetOffsetsResponse, error)
+	DeleteGroup(ctx context.Context, group string) error
 }
 
-// reconcile observes the group, sets its config to the spec, applies a
-// pending offset reset when the group is empty, and records what it saw.
-func (p *groupPass) reconcile(ctx context.Context) (ctrl.Result, error) {
-	g := p.group
-	p.status.GroupID = p.id
-	if p.cluster == nil {
-		return p.waitForCluster(fmt.Sprintf("KairoCluster %q does not exist", g.Spec.ClusterRef.Name))
-	}
-	if p.cluster.DeletionTimestamp != nil {
-		return p.waitForCluster(fmt.Sprintf("KairoCluster %q is being deleted", g.Spec.ClusterRef.Name))
-	}
-	if o := owner(p.claimants); o != nil && o.GetUID() != g.UID {
-		p.clearObserved()
-		p.status.ObservedGeneration = g.Generation
-		p.setReady(metav1.ConditionFalse, ReasonConflict, fmt.Sprintf(
-			"Group %q on KairoCluster %q is managed by the older ConsumerGroup %q", p.id, g.Spec.ClusterRef.Name, o.GetName()))
-		return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
-	}
-	if err := setFinalizer(ctx, p.r.Client, g, g.Spec.DeletionPolicy == kairov1alpha1.DeletionPolicyDelete); err != nil {
-		return ctrl.Result{}, err
-	}
-	bc, err := p.r.Brokers.For(p.cluster)
-	if err != nil {
-		return p.failed(brokerFailure{reason: ReasonClusterNotReady,
-			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
-	}
+// groupPass is a ConsumerGroup's part of one pass: the shared pass (status,
+// events, failures) and the brokers to ask.
+type groupPass struct {
+	*groupObjectPass
+	group *kairov1alpha1.ConsumerGroup
+	bc    groupBrokers
+}
 
-	desc, missingTopic, end := p.describe(ctx, bc)
+func newGroupPass(p *groupObjectPass, bc groupBrokers) *groupPass {
+	return &groupPass{groupObjectPass: p, group: p.obj, bc: bc}
+}
+
+// ensure observes the group, sets its config to the spec, applies a
+// pending offset reset when the group is empty, and records what it saw.
+func (p *groupPass) ensure(ctx context.Context) (ctrl.Result, error) {
+	g := p.group
+	desc, missingTopic, end := p.describe(ctx)
 	if end != nil {
 		return end.res, end.err
 	}
-	configured, end := p.configure(ctx, bc, desc)
+	configured, end := p.configure(ctx, desc)
 	if end != nil {
 		return end.res, end.err
 	}
-	resetWaiting, resetDone, end := p.offsetReset(ctx, bc, desc)
+	resetWaiting, resetDone, end := p.offsetReset(ctx, desc)
 	if end != nil {
 		return end.res, end.err
 	}
 	if configured || resetDone || desc == nil {
-		if desc, missingTopic, end = p.describe(ctx, bc); end != nil {
+		if desc, missingTopic, end = p.describe(ctx); end != nil {
 			return end.res, end.err
 		}
 		if desc == nil {
-			return ctrl.Result{}, errBrokerRetry{msg: fmt.Sprintf("group %q not visible yet after setting its config", p.id)}
+			return ctrl.Result{}, errBrokerRetry{msg: fmt.Sprintf("group %q not visible yet after setting its config", p.name)}
 		}
 	}
 	p.observe(desc)
@@ -105,49 +88,41 @@ func (p *groupPass) reconcile(ctx context.Context) (ctrl.Result, error) {
 
 	switch {
 	case missingTopic != "":
-		p.setReady(metav1.ConditionFalse, ReasonTopicNotFound, missingTopic)
+		p.setReady(metav1.ConditionFalse, ReasonTopicNotFound, corev1.EventTypeWarning, missingTopic)
 	case resetWaiting:
-		p.setReady(metav1.ConditionFalse, ReasonOffsetResetPending, p.resetWaitMessage(len(desc.Members)))
-		return ctrl.Result{RequeueAfter: pollAfter(p.r.resync())}, nil
+		// resetWaits sent the event, a Normal one: waiting is expected.
+		p.setReady(metav1.ConditionFalse, ReasonOffsetResetPending, "", p.resetWaitMessage(len(desc.Members)))
+		return p.pollSoon()
 	default:
-		reason := readyReason(p.status.Conditions)
+		reason := p.readyTrueReason()
 		if configured {
 			reason = ReasonConfigured
 		} else if reason == "" {
 			reason = ReasonObserved
 		}
-		p.setReady(metav1.ConditionTrue, reason, fmt.Sprintf("Group %q is %s with %d members", p.id, desc.State, len(desc.Members)))
+		p.setReady(metav1.ConditionTrue, reason, "", fmt.Sprintf("Group %q is %s with %d members", p.name, desc.State, len(desc.Members)))
 	}
-	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
+	return p.resyncLater()
 }
 
 // describe reads the group with every partition of spec.topics. A group the
 // brokers do not know yet gives a nil description. When a topic of
 // spec.topics does not exist the group is described without them and
 // missingTopic says which.
-func (p *groupPass) describe(ctx context.Context, bc *brokerclient.Client) (
+func (p *groupPass) describe(ctx context.Context) (
 	desc *brokerclient.GroupDescription, missingTopic string, end *passEnd) {
-	desc, err := bc.DescribeGroup(ctx, p.id, p.group.Spec.Topics...)
+	desc, err := p.bc.DescribeGroup(ctx, p.name, p.group.Spec.Topics...)
 	if brokerclient.IsCode(err, brokerclient.CodeUnknownTopic) {
 		missingTopic = brokerMessage(err)
-		desc, err = bc.DescribeGroup(ctx, p.id)
+		desc, err = p.bc.DescribeGroup(ctx, p.name)
 	}
 	if brokerclient.IsCode(err, brokerclient.CodeUnknownGroup) {
 		return nil, missingTopic, nil
 	}
 	if err != nil {
-		return nil, "", endWith(p.failed(classify(p.cluster, "Describe group "+p.id, err)))
+		return nil, "", endWith(p.failed(classify(p.cluster, "Describe group "+p.name, err)))
 	}
 	return desc, missingTopic, nil
-}
-
-// brokerMessage is the broker's own words for an error reply.
-func brokerMessage(err error) string {
-	var be *brokerclient.Error
-	if errors.As(err, &be) {
-		return be.Message
-	}
-	return err.Error()
 }
 
 // desiredConfig is the group config the spec asks for. A zero session
@@ -166,7 +141,7 @@ func (p *groupPass) desiredConfig() brokerclient.GroupConfig {
 // configure sets the group's session timeout and assignment strategy when
 // the spec changed since the last good pass, when the group is unknown to
 // the brokers, or when the brokers report other values (drift).
-func (p *groupPass) configure(ctx context.Context, bc *brokerclient.Client, desc *brokerclient.GroupDescription) (bool, *passEnd) {
+func (p *groupPass) configure(ctx context.Context, desc *brokerclient.GroupDescription) (bool, *passEnd) {
 	g := p.group
 	want := p.desiredConfig()
 	specChanged := g.Generation != g.Status.ObservedGeneration
@@ -175,20 +150,20 @@ func (p *groupPass) configure(ctx context.Context, bc *brokerclient.Client, desc
 	if !specChanged && !drift && desc != nil {
 		return false, nil
 	}
-	if _, err := bc.SetGroupConfig(ctx, p.id, want); err != nil {
-		return false, endWith(p.failed(classify(p.cluster, "Set config of group "+p.id, err)))
+	if _, err := p.bc.SetGroupConfig(ctx, p.name, want); err != nil {
+		return false, endWith(p.failed(classify(p.cluster, "Set config of group "+p.name, err)))
 	}
 	log := logf.FromContext(ctx)
 	if drift && !specChanged {
-		log.Info("Reverted group config changed out of band", "group", p.id,
+		log.Info("Reverted group config changed out of band", "group", p.name,
 			"sessionTimeoutMs", desc.SessionTimeoutMs, "assignmentStrategy", desc.AssignmentStrategy)
 		p.event(corev1.EventTypeWarning, ReasonGroupConfigDriftReverted, "Update",
 			"Config of group %q was changed on the brokers out of band (session timeout %dms, strategy %s); set back to the spec",
-			p.id, desc.SessionTimeoutMs, desc.AssignmentStrategy)
+			p.name, desc.SessionTimeoutMs, desc.AssignmentStrategy)
 	} else {
-		log.Info("Set group config", "group", p.id, "sessionTimeoutMs", want.SessionTimeoutMs, "assignmentStrategy", want.AssignmentStrategy)
+		log.Info("Set group config", "group", p.name, "sessionTimeoutMs", want.SessionTimeoutMs, "assignmentStrategy", want.AssignmentStrategy)
 		p.event(corev1.EventTypeNormal, ReasonGroupConfigured, "Update",
-			"Set group %q to assignment strategy %s and %s", p.id, want.AssignmentStrategy, sessionTimeoutText(want.SessionTimeoutMs))
+			"Set group %q to assignment strategy %s and %s", p.name, want.AssignmentStrategy, sessionTimeoutText(want.SessionTimeoutMs))
 	}
 	return true, nil
 }
@@ -205,7 +180,7 @@ func sessionTimeoutText(ms int64) string {
 // at its next commit); the broker refuses a reset of a non-empty group
 // atomically, so a member joining in between is also caught. A transient
 // failure is retried; any other failure is recorded and not retried.
-func (p *groupPass) offsetReset(ctx context.Context, bc *brokerclient.Client, desc *brokerclient.GroupDescription) (
+func (p *groupPass) offsetReset(ctx context.Context, desc *brokerclient.GroupDescription) (
 	waiting, applied bool, end *passEnd) {
 	req := p.group.Spec.OffsetReset
 	if req == nil || (p.status.LastOffsetReset != nil && p.status.LastOffsetReset.RequestID == req.RequestID) {
@@ -223,13 +198,13 @@ func (p *groupPass) offsetReset(ctx context.Context, bc *brokerclient.Client, de
 		ms := req.Timestamp.UnixMilli()
 		breq.Timestamp = &ms
 	}
-	out, err := bc.ResetOffsets(ctx, p.id, breq)
+	out, err := p.bc.ResetOffsets(ctx, p.name, breq)
 	if brokerclient.IsCode(err, brokerclient.CodeNonEmptyGroup) {
 		return p.resetWaits(-1), false, nil
 	}
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	if err != nil {
-		f := classify(p.cluster, "Reset offsets of group "+p.id, err)
+		f := classify(p.cluster, "Reset offsets of group "+p.name, err)
 		if f.transient {
 			return false, false, endWith(p.failed(f))
 		}
@@ -241,7 +216,7 @@ func (p *groupPass) offsetReset(ctx context.Context, bc *brokerclient.Client, de
 	msg := resetSummary(req, out.Offsets)
 	p.status.LastOffsetReset = &kairov1alpha1.OffsetResetStatus{RequestID: req.RequestID, Result: offsetResetApplied,
 		Message: msg, Time: &now}
-	logf.FromContext(ctx).Info("Applied offset reset", "group", p.id, "requestId", req.RequestID, "to", req.To, "partitions", len(out.Offsets))
+	logf.FromContext(ctx).Info("Applied offset reset", "group", p.name, "requestId", req.RequestID, "to", req.To, "partitions", len(out.Offsets))
 	p.event(corev1.EventTypeNormal, ReasonOffsetResetApplied, "ResetOffsets", "Offset reset %q applied: %s", req.RequestID, msg)
 	return false, true, nil
 }
@@ -250,7 +225,7 @@ func (p *groupPass) offsetReset(ctx context.Context, bc *brokerclient.Client, de
 // event when it starts waiting; members is -1 when the broker refused the
 // reset because someone joined in between.
 func (p *groupPass) resetWaits(members int) bool {
-	if c := meta.FindStatusCondition(p.status.Conditions, kairov1alpha1.ConditionReady); c == nil || c.Reason != ReasonOffsetResetPending {
+	if p.readyReason() != ReasonOffsetResetPending {
 		p.event(corev1.EventTypeNormal, ReasonOffsetResetPending, "ResetOffsets", "%s", p.resetWaitMessage(members))
 	}
 	return true
@@ -320,90 +295,27 @@ func (p *groupPass) observe(desc *brokerclient.GroupDescription) {
 	}
 }
 
-// clearObserved forgets what was observed of a group this resource does not manage.
-func (p *groupPass) clearObserved() {
-	st := &p.status
+// forgetGroup forgets what was observed of a group this resource does not manage.
+func forgetGroup(st *kairov1alpha1.ConsumerGroupStatus) {
 	st.State, st.Generation, st.MemberCount, st.Members = "", 0, 0, nil
 	st.Offsets, st.TotalLag = nil, 0
 }
 
-// setReady sets the Ready condition; turning False with a new reason sends
-// a warning event with the same message.
-func (p *groupPass) setReady(status metav1.ConditionStatus, reason, message string) {
-	if setReady(&p.status.Conditions, p.group.Generation, status, reason, message) && status == metav1.ConditionFalse &&
-		reason != ReasonOffsetResetPending {
-		p.event(corev1.EventTypeWarning, reason, "Reconcile", "%s", message)
-	}
-}
-
-func (p *groupPass) event(eventType, reason, action, note string, args ...any) {
-	recordEvent(p.r.Recorder, p.group, nil, eventType, reason, action, note, args...)
-}
-
-func (p *groupPass) waitForCluster(message string) (ctrl.Result, error) {
-	p.setReady(metav1.ConditionFalse, ReasonClusterNotReady, message)
-	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
-}
-
-func (p *groupPass) failed(f brokerFailure) (ctrl.Result, error) {
-	p.setReady(metav1.ConditionFalse, f.reason, f.message)
-	if f.transient {
-		return ctrl.Result{}, errBrokerRetry{msg: f.message}
-	}
-	return ctrl.Result{RequeueAfter: resyncAfter(p.r.resync())}, nil
-}
-
-// finalize runs when the ConsumerGroup is being deleted. With deletionPolicy
-// Delete it deletes the group's committed offsets on the brokers, waiting
+// delete deletes the group's committed offsets on the brokers, waiting
 // (with a condition) while the group has active members, since the brokers
-// refuse to delete a group in use. It never waits for a cluster that is gone
-// or being deleted, and leaves the group alone while another ConsumerGroup
-// still names it.
-func (p *groupPass) finalize(ctx context.Context) (ctrl.Result, error) {
-	g := p.group
-	if !controllerutil.ContainsFinalizer(g, kairov1alpha1.FinalizerName) {
-		return ctrl.Result{}, nil
-	}
-	switch {
-	case g.Spec.DeletionPolicy != kairov1alpha1.DeletionPolicyDelete:
-		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupRetained, "Left the offsets of group %q on the brokers (deletionPolicy Retain)", p.id)
-	case p.cluster == nil:
-		return p.release(ctx, corev1.EventTypeWarning, ReasonFinalizerReleased,
-			"KairoCluster %q is gone; the offsets of group %q were not deleted on the brokers", g.Spec.ClusterRef.Name, p.id)
-	case p.cluster.DeletionTimestamp != nil:
-		return p.release(ctx, corev1.EventTypeWarning, ReasonFinalizerReleased,
-			"KairoCluster %q is being deleted; the offsets of group %q were not deleted on the brokers", g.Spec.ClusterRef.Name, p.id)
-	}
-	if o := otherLiveClaimant(p.claimants, g); o != nil {
-		return p.release(ctx, corev1.EventTypeNormal, ReasonHandedOver,
-			"Group %q is still managed by ConsumerGroup %q; its offsets were not deleted on the brokers", p.id, o.GetName())
-	}
-	bc, err := p.r.Brokers.For(p.cluster)
-	if err != nil {
-		return p.failed(brokerFailure{reason: ReasonClusterNotReady,
-			message: fmt.Sprintf("No client for the brokers of KairoCluster %q: %v", p.cluster.Name, err)})
-	}
-	err = bc.DeleteGroup(ctx, p.id)
+// refuse to delete a group in use.
+func (p *groupPass) delete(ctx context.Context) (ctrl.Result, error) {
+	err := p.bc.DeleteGroup(ctx, p.name)
 	switch {
 	case err == nil:
-		logf.FromContext(ctx).Info("Deleted group offsets on the brokers", "group", p.id)
-		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Deleted the committed offsets of group %q on the brokers", p.id)
+		logf.FromContext(ctx).Info("Deleted group offsets on the brokers", "group", p.name)
+		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Deleted the committed offsets of group %q on the brokers", p.name)
 	case brokerclient.IsCode(err, brokerclient.CodeUnknownGroup):
-		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Group %q was already gone from the brokers", p.id)
+		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Group %q was already gone from the brokers", p.name)
 	case brokerclient.IsCode(err, brokerclient.CodeNonEmptyGroup):
-		p.setReady(metav1.ConditionFalse, ReasonGroupNotEmpty, fmt.Sprintf(
-			"Waiting for the members of group %q to leave before deleting its committed offsets: %s", p.id, brokerMessage(err)))
-		return ctrl.Result{RequeueAfter: pollAfter(p.r.resync())}, nil
+		p.setReady(metav1.ConditionFalse, ReasonGroupNotEmpty, corev1.EventTypeWarning, fmt.Sprintf(
+			"Waiting for the members of group %q to leave before deleting its committed offsets: %s", p.name, brokerMessage(err)))
+		return p.pollSoon()
 	}
-	return p.failed(classify(p.cluster, "Delete group "+p.id, err))
-}
-
-func (p *groupPass) release(ctx context.Context, eventType, reason, note string, args ...any) (ctrl.Result, error) {
-	if err := setFinalizer(ctx, p.r.Client, p.group, false); err != nil {
-		return ctrl.Result{}, err
-	}
-	p.released = true
-	logf.FromContext(ctx).Info("Released the ConsumerGroup finalizer", "reason", reason)
-	p.event(eventType, reason, "Delete", note, args...)
-	return ctrl.Result{}, nil
+	return p.failed(classify(p.cluster, "Delete group "+p.name, err))
 }

@@ -14,9 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package controllers holds one reconciler per KairoLog Kind: KairoCluster,
-// Topic and ConsumerGroup. Each reconciler's RBAC markers sit above its
+// Package controllers holds the reconcilers of the KairoLog Kinds.
+//
+// KairoClusterReconciler (kairocluster_*.go) runs a cluster as a list of
+// phases over its children, which package resources builds. Topic and
+// ConsumerGroup each manage one object on the brokers of a cluster, so they
+// share one reconciler (brokerobject*.go): indexes and watches, claims and
+// conflicts, waiting for the cluster, the finalizer, broker failures and the
+// status write; a Kind adds only what it does on the brokers (topic_*.go,
+// consumergroup_*.go).
+//
+// conditions.go holds every condition and event reason, timing.go every
+// interval, events.go how events are recorded. RBAC markers sit above each
 // Reconcile; `make manifests` turns them into config/rbac/role.yaml. The
-// reconcilers reach brokers only through BrokerClients, and the children of
-// a KairoCluster are built by package resources.
+// reconcilers reach brokers only through BrokerClients.
 package controllers

@@ -1,0 +1,248 @@
+/*
+Copyright 2026 The KairoLog Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	brokerclient "github.com/kairolog/kairolog/broker/client"
+)
+
+// fakeBrokers answers the Topic and ConsumerGroup passes' calls from memory,
+// with the broker's error codes, and records every call, so that the
+// decision tables run without a broker or an API server. The envtest suite
+// runs the same passes against real brokers.
+type fakeBrokers struct {
+	topics map[string]*brokerclient.TopicDescription
+	groups map[string]*brokerclient.GroupDescription
+	// fail makes the call of that name ("CreateTopic") return the error.
+	fail map[string]error
+	// reassign makes a replication-factor change leave replicas moving.
+	reassign bool
+	// calls are the calls made, as "CreateTopic orders".
+	calls  []string
+	nextID int
+}
+
+func newFakeBrokers() *fakeBrokers {
+	return &fakeBrokers{topics: map[string]*brokerclient.TopicDescription{},
+		groups: map[string]*brokerclient.GroupDescription{}, fail: map[string]error{}}
+}
+
+// withTopic adds a topic of this id, partitions and replicas (leaders and
+// ISRs complete) and config.
+func (f *fakeBrokers) withTopic(name, id string, partitions int32, rf int16, config map[string]string) *fakeBrokers {
+	d := &brokerclient.TopicDescription{Name: name, TopicID: id, ReplicationFactor: rf, Config: maps.Clone(config)}
+	f.topics[name] = d
+	f.grow(d, partitions)
+	return f
+}
+
+// withGroup adds a group.
+func (f *fakeBrokers) withGroup(g brokerclient.GroupDescription) *fakeBrokers {
+	f.groups[g.Group] = &g
+	return f
+}
+
+func (f *fakeBrokers) call(op, name string) error {
+	f.calls = append(f.calls, op+" "+name)
+	return f.fail[op]
+}
+
+func (f *fakeBrokers) grow(d *brokerclient.TopicDescription, partitions int32) {
+	for p := d.PartitionCount; p < partitions; p++ {
+		replicas := make([]int32, d.ReplicationFactor)
+		for i := range replicas {
+			replicas[i] = int32(i)
+		}
+		d.Partitions = append(d.Partitions, brokerclient.PartitionDescription{Partition: p, Leader: 0,
+			Replicas: replicas, ISR: slices.Clone(replicas)})
+	}
+	d.PartitionCount = partitions
+}
+
+func (f *fakeBrokers) topic(name string) (*brokerclient.TopicDescription, error) {
+	d, ok := f.topics[name]
+	if !ok {
+		return nil, brokerclient.Errorf(brokerclient.CodeUnknownTopic, "topic %q does not exist", name)
+	}
+	return d, nil
+}
+
+func (f *fakeBrokers) CreateTopic(_ context.Context, req brokerclient.CreateTopicRequest) (*brokerclient.CreateTopicResponse, error) {
+	if err := f.call("CreateTopic", req.Name); err != nil {
+		return nil, err
+	}
+	if _, ok := f.topics[req.Name]; ok {
+		return nil, brokerclient.Errorf(brokerclient.CodeTopicAlreadyExists, "topic %q already exists", req.Name)
+	}
+	f.nextID++
+	rf := max(req.ReplicationFactor, 1)
+	f.withTopic(req.Name, fmt.Sprintf("id-%d", f.nextID), req.Partitions, rf, req.Config)
+	return &brokerclient.CreateTopicResponse{Status: "created", Name: req.Name, TopicID: f.topics[req.Name].TopicID,
+		Partitions: req.Partitions, ReplicationFactor: rf}, nil
+}
+
+func (f *fakeBrokers) DescribeTopic(_ context.Context, name string) (*brokerclient.TopicDescription, error) {
+	if err := f.call("DescribeTopic", name); err != nil {
+		return nil, err
+	}
+	d, err := f.topic(name)
+	if err != nil {
+		return nil, err
+	}
+	out := *d
+	out.Config = maps.Clone(d.Config)
+	out.Partitions = slices.Clone(d.Partitions)
+	return &out, nil
+}
+
+func (f *fakeBrokers) AddPartitions(_ context.Context, name string, partitions int32) (*brokerclient.PartitionsResponse, error) {
+	if err := f.call("AddPartitions", name); err != nil {
+		return nil, err
+	}
+	d, err := f.topic(name)
+	if err != nil {
+		return nil, err
+	}
+	f.grow(d, partitions)
+	return &brokerclient.PartitionsResponse{Status: "updated", Name: name, Partitions: partitions}, nil
+}
+
+func (f *fakeBrokers) SetTopicConfig(_ context.Context, name string, config map[string]string) (*brokerclient.TopicConfigResponse, error) {
+	if err := f.call("SetTopicConfig", name); err != nil {
+		return nil, err
+	}
+	d, err := f.topic(name)
+	if err != nil {
+		return nil, err
+	}
+	d.Config = maps.Clone(config)
+	return &brokerclient.TopicConfigResponse{Status: "updated", Name: name, Config: maps.Clone(config)}, nil
+}
+
+func (f *fakeBrokers) SetReplicationFactor(_ context.Context, name string, rf int16) (*brokerclient.ReplicationFactorResponse, error) {
+	if err := f.call("SetReplicationFactor", name); err != nil {
+		return nil, err
+	}
+	d, err := f.topic(name)
+	if err != nil {
+		return nil, err
+	}
+	d.ReplicationFactor = rf
+	for i := range d.Partitions {
+		if f.reassign {
+			d.Partitions[i].Adding = []int32{int32(rf) - 1}
+		}
+	}
+	return &brokerclient.ReplicationFactorResponse{Status: "reassigning", Name: name, ReplicationFactor: rf}, nil
+}
+
+func (f *fakeBrokers) DeleteTopic(_ context.Context, name string) error {
+	if err := f.call("DeleteTopic", name); err != nil {
+		return err
+	}
+	if _, err := f.topic(name); err != nil {
+		return err
+	}
+	delete(f.topics, name)
+	return nil
+}
+
+func (f *fakeBrokers) group(name string) (*brokerclient.GroupDescription, error) {
+	g, ok := f.groups[name]
+	if !ok {
+		return nil, brokerclient.Errorf(brokerclient.CodeUnknownGroup, "group %q does not exist", name)
+	}
+	return g, nil
+}
+
+func (f *fakeBrokers) DescribeGroup(_ context.Context, group string, topics ...string) (*brokerclient.GroupDescription, error) {
+	if err := f.call("DescribeGroup", group); err != nil {
+		return nil, err
+	}
+	for _, t := range topics {
+		if _, err := f.topic(t); err != nil {
+			return nil, err
+		}
+	}
+	g, err := f.group(group)
+	if err != nil {
+		return nil, err
+	}
+	out := *g
+	return &out, nil
+}
+
+// SetGroupConfig creates a group it does not know, as the brokers do.
+func (f *fakeBrokers) SetGroupConfig(_ context.Context, group string, cfg brokerclient.GroupConfig) (*brokerclient.GroupConfig, error) {
+	if err := f.call("SetGroupConfig", group); err != nil {
+		return nil, err
+	}
+	g, ok := f.groups[group]
+	if !ok {
+		g = &brokerclient.GroupDescription{Group: group, State: "Empty"}
+		f.groups[group] = g
+	}
+	g.AssignmentStrategy, g.SessionTimeoutMs = cfg.AssignmentStrategy, cfg.SessionTimeoutMs
+	if g.SessionTimeoutMs == 0 {
+		g.SessionTimeoutMs = 30000 // the brokers' default
+	}
+	out := cfg
+	out.Group = group
+	return &out, nil
+}
+
+// ResetOffsets moves every listed topic's committed offsets to 0 (the test
+// tables only ask for earliest); the group must be empty.
+func (f *fakeBrokers) ResetOffsets(_ context.Context, group string, req brokerclient.ResetOffsetsRequest) (*brokerclient.ResetOffsetsResponse, error) {
+	if err := f.call("ResetOffsets", group); err != nil {
+		return nil, err
+	}
+	if g := f.groups[group]; g != nil && len(g.Members) > 0 {
+		return nil, brokerclient.Errorf(brokerclient.CodeNonEmptyGroup, "group %q has active members", group)
+	}
+	out := &brokerclient.ResetOffsetsResponse{Group: group}
+	for _, t := range req.Topics {
+		d, err := f.topic(t)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range d.Partitions {
+			out.Offsets = append(out.Offsets, brokerclient.PartitionOffset{Topic: t, Partition: p.Partition})
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeBrokers) DeleteGroup(_ context.Context, group string) error {
+	if err := f.call("DeleteGroup", group); err != nil {
+		return err
+	}
+	g, err := f.group(group)
+	if err != nil {
+		return err
+	}
+	if len(g.Members) > 0 {
+		return brokerclient.Errorf(brokerclient.CodeNonEmptyGroup, "group %q has %d active members", group, len(g.Members))
+	}
+	delete(f.groups, group)
+	return nil
+}
