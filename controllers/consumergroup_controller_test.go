@@ -22,7 +22,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -35,38 +34,32 @@ import (
 
 const groupNamespace = "groups"
 
+// createGroup creates a ConsumerGroup on cluster; mutate adjusts it.
 func createGroup(name, cluster string, mutate func(*kairov1alpha1.ConsumerGroup)) *kairov1alpha1.ConsumerGroup {
 	GinkgoHelper()
-	g := &kairov1alpha1.ConsumerGroup{ObjectMeta: metav1.ObjectMeta{Namespace: groupNamespace, Name: name}}
+	g := groupNamed(name)
 	g.Spec.ClusterRef.Name = cluster
 	if mutate != nil {
 		mutate(g)
 	}
-	Expect(k8sClient.Create(ctx, g)).To(Succeed())
-	return g
+	return create(g)
 }
 
+// groupNamed is the ConsumerGroup of the group specs' namespace with this
+// name, for update and eventually.
+func groupNamed(name string) *kairov1alpha1.ConsumerGroup {
+	return &kairov1alpha1.ConsumerGroup{ObjectMeta: metav1.ObjectMeta{Namespace: groupNamespace, Name: name}}
+}
+
+// updateGroup changes a ConsumerGroup's spec.
 func updateGroup(name string, change func(*kairov1alpha1.ConsumerGroup)) error {
-	var err error
-	for range 10 {
-		var g kairov1alpha1.ConsumerGroup
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: groupNamespace, Name: name}, &g)).To(Succeed())
-		change(&g)
-		if err = k8sClient.Update(ctx, &g); !apierrors.IsConflict(err) {
-			return err
-		}
-	}
-	return err
+	return update(groupNamed(name), change)
 }
 
+// eventuallyGroup waits until the ConsumerGroup satisfies check.
 func eventuallyGroup(name string, check func(g Gomega, cg *kairov1alpha1.ConsumerGroup)) *kairov1alpha1.ConsumerGroup {
 	GinkgoHelper()
-	var cg kairov1alpha1.ConsumerGroup
-	Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: groupNamespace, Name: name}, &cg)).To(Succeed())
-		check(g, &cg)
-	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
-	return &cg
+	return eventually(groupNamed(name), 30*time.Second, check)
 }
 
 // offsetOf is the status entry of one partition.
@@ -156,7 +149,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		createGroup(name, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{topic} })
 
 		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(cg.Status.Offsets).To(HaveLen(2))
 		})
 		Expect(cg.Status.GroupID).To(Equal(name))
@@ -204,9 +197,9 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		name := uniqueName("lost")
 		createGroup(name, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{"no-such-topic"} })
 		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonTopicNotFound))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonTopicNotFound))
 		})
-		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring("no-such-topic"))
+		Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("no-such-topic"))
 	})
 
 	It("makes the brokers enforce the session timeout and assignment strategy, and sets drift back", func() {
@@ -218,7 +211,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Spec.AssignmentStrategy = kairov1alpha1.AssignmentRoundRobin
 		})
 		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonConfigured))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonConfigured))
 		})
 		d, err := bc.DescribeGroup(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
@@ -279,9 +272,9 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Spec.OffsetReset = &kairov1alpha1.OffsetReset{RequestID: "r1", To: kairov1alpha1.ResetToEarliest}
 		})).To(Succeed())
 		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonOffsetResetPending))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonOffsetResetPending))
 		})
-		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring("1 active members"))
+		Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("1 active members"))
 		Expect(cg.Status.LastOffsetReset).To(BeNil())
 		expectEvent(groupNamespace, name, ReasonOffsetResetPending)
 		Consistently(func(g Gomega) {
@@ -294,7 +287,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		c.leave()
 		cg = eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
 			g.Expect(cg.Status.LastOffsetReset).NotTo(BeNil())
-			g.Expect(readyCondition(cg.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		})
 		Expect(cg.Status.LastOffsetReset.RequestID).To(Equal("r1"))
 		Expect(cg.Status.LastOffsetReset.Result).To(Equal(offsetResetApplied))
@@ -344,9 +337,9 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(cg.Status.LastOffsetReset.Message).To(ContainSubstring("no-such-topic"))
 		expectEvent(groupNamespace, name, ReasonOffsetResetFailed)
 		u, _ := url.Parse(brokers[0].url)
-		resets := brokerCalls.path(u.Host, "/groups/"+name+"/reset-offsets")
+		mark := brokerCalls.mark()
 		time.Sleep(2 * testResync)
-		Expect(brokerCalls.path(u.Host, "/groups/"+name+"/reset-offsets")).To(Equal(resets))
+		Expect(brokerCalls.count(mark, toPath(u.Host, "/groups/"+name+"/reset-offsets"))).To(BeZero())
 	})
 
 	It("deletes committed offsets with deletionPolicy Delete, waiting for members, and keeps them with Retain", func() {
@@ -358,11 +351,11 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(bc.CommitOffset(ctx, brokerclient.CommitOffsetRequest{Group: kept, Topic: topic, Offset: 2})).To(Succeed())
 		g1 := createGroup(kept, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{topic} })
 		eventuallyGroup(kept, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(cg.Finalizers).To(BeEmpty())
 		})
 		Expect(k8sClient.Delete(ctx, g1)).To(Succeed())
-		expectGone(g1)
+		expectGone(g1, 20*time.Second)
 		lookup, err := bc.Offset(ctx, kept, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lookup.Found).To(BeTrue())
@@ -381,7 +374,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		})
 		Expect(k8sClient.Delete(ctx, g2)).To(Succeed())
 		eventuallyGroup(dropped, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonGroupNotEmpty))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonGroupNotEmpty))
 		})
 		expectEvent(groupNamespace, dropped, ReasonGroupNotEmpty)
 		lookup, err = bc.Offset(ctx, dropped, topic, 0)
@@ -389,7 +382,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(lookup.Found).To(BeTrue())
 
 		c.leave()
-		expectGone(g2)
+		expectGone(g2, 20*time.Second)
 		expectEvent(groupNamespace, dropped, ReasonGroupDeleted)
 		lookup, err = bc.Offset(ctx, dropped, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
@@ -409,15 +402,15 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		})
 		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
 			g.Expect(controllerutil.ContainsFinalizer(cg, kairov1alpha1.FinalizerName)).To(BeTrue())
-			g.Expect(readyCondition(cg.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		})
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
-		expectGone(kc)
+		expectGone(kc, 20*time.Second)
 		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
 		Expect(k8sClient.Delete(ctx, cg)).To(Succeed())
-		expectGone(cg)
+		expectGone(cg, 20*time.Second)
 		expectEvent(groupNamespace, name, ReasonFinalizerReleased)
 		lookup, err := bc.Offset(ctx, name, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
@@ -428,7 +421,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		shared := uniqueName("shared")
 		first := createGroup(uniqueName("first"), clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.GroupID = shared })
 		eventuallyGroup(first.Name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		})
 		time.Sleep(1100 * time.Millisecond)
 		second := createGroup(uniqueName("second"), clusterName, func(g *kairov1alpha1.ConsumerGroup) {
@@ -436,17 +429,17 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Spec.AssignmentStrategy = kairov1alpha1.AssignmentRoundRobin
 		})
 		cg := eventuallyGroup(second.Name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonConflict))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonConflict))
 		})
-		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring(first.Name))
+		Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring(first.Name))
 		d, err := bc.DescribeGroup(ctx, shared)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.AssignmentStrategy).To(Equal("range"), "the newer resource does not configure the group")
 
 		Expect(k8sClient.Delete(ctx, first)).To(Succeed())
-		expectGone(first)
+		expectGone(first, 20*time.Second)
 		eventuallyGroup(second.Name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		})
 		Eventually(func(g Gomega) {
 			d, err := bc.DescribeGroup(ctx, shared)
@@ -462,16 +455,16 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		name := uniqueName("unreached")
 		createGroup(name, away, nil)
 		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
-		Expect(readyCondition(cg.Status.Conditions).Message).To(ContainSubstring("unreachable"))
+		Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("unreachable"))
 		expectEvent(groupNamespace, name, ReasonClusterNotReady)
 		u, err := url.Parse(endpoint)
 		Expect(err).NotTo(HaveOccurred())
-		start := brokerCalls.host(u.Host)
+		mark := brokerCalls.mark()
 		time.Sleep(10 * time.Second)
-		Expect(brokerCalls.host(u.Host) - start).To(BeNumerically("<=", 5))
-		Expect(kubeWrites.of(client.ObjectKeyFromObject(cg))).To(BeNumerically("<=", 2))
+		Expect(brokerCalls.count(mark, toHost(u.Host))).To(BeNumerically("<=", 5))
+		Expect(managerCalls.count(0, writesTo("consumergroups", client.ObjectKeyFromObject(cg)))).To(BeNumerically("<=", 2))
 	})
 
 	It("writes no status and asks the brokers at most once per resync while the group is idle", func() {
@@ -481,18 +474,18 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(bc.CommitOffset(ctx, brokerclient.CommitOffsetRequest{Group: name, Topic: topic, Offset: 4})).To(Succeed())
 		createGroup(name, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{topic} })
 		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
-			g.Expect(readyCondition(cg.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(cg.Status.TotalLag).To(Equal(int64(1)))
 		})
 		time.Sleep(testResync)
 		host := brokers[0].host
 		key := types.NamespacedName{Namespace: groupNamespace, Name: name}
-		calls, writes := brokerCalls.prefixed(host, "/groups/"+name), kubeWrites.of(key)
+		brokerMark, apiMark := brokerCalls.mark(), managerCalls.mark()
 		window := 3*testResync + testResync/2
 		time.Sleep(window)
-		Expect(kubeWrites.of(key) - writes).To(BeZero())
-		n := brokerCalls.prefixed(host, "/groups/"+name) - calls
-		Expect(n).To(BeNumerically("<=", int64(window/testResync)+1))
+		Expect(managerCalls.count(apiMark, writesTo("consumergroups", key))).To(BeZero())
+		n := brokerCalls.count(brokerMark, underPath(host, "/groups/"+name))
+		Expect(n).To(BeNumerically("<=", int(window/testResync)+1))
 		Expect(n).To(BeNumerically(">=", 2))
 
 		By("writing status when lag moves")

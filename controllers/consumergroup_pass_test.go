@@ -50,6 +50,9 @@ func TestGroupPassDecisions(t *testing.T) {
 	empty := &brokerclient.GroupDescription{Group: name, State: "Empty", AssignmentStrategy: "range", SessionTimeoutMs: 30000}
 	busy := &brokerclient.GroupDescription{Group: name, State: "Stable", Generation: 4, AssignmentStrategy: "range",
 		SessionTimeoutMs: 30000, Members: []brokerclient.GroupMember{{ID: "m-1", ClientID: "app"}}}
+	// observedInSync is a last pass that observed the group at this generation.
+	observedInSync := lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2}
+	describeOnly := []string{"DescribeGroup readers"}
 	resetToEarliest := func(s *kairov1alpha1.ConsumerGroupSpec) {
 		s.OffsetReset = &kairov1alpha1.OffsetReset{RequestID: "r1", To: kairov1alpha1.ResetToEarliest}
 	}
@@ -81,9 +84,9 @@ func TestGroupPassDecisions(t *testing.T) {
 		{
 			name:    "a group in line with the spec costs one describe and keeps its reason",
 			spec:    spec(nil),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
+			last:    observedInSync,
 			brokers: brokers(busy),
-			calls:   []string{"DescribeGroup readers"},
+			calls:   describeOnly,
 			want:    passOutcome{ready: "True Observed", message: `Group "readers" is Stable with 1 members`, next: "resync"},
 		},
 		{
@@ -102,7 +105,7 @@ func TestGroupPassDecisions(t *testing.T) {
 		{
 			name:    "config changed on the brokers out of band is set back, with a warning",
 			spec:    spec(nil),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
+			last:    observedInSync,
 			brokers: brokers(&brokerclient.GroupDescription{Group: name, State: "Empty", AssignmentStrategy: "roundrobin", SessionTimeoutMs: 60000}),
 			calls:   []string{"DescribeGroup readers", "SetGroupConfig readers", "DescribeGroup readers"},
 			want: passOutcome{ready: "True Configured", events: []string{
@@ -113,7 +116,7 @@ func TestGroupPassDecisions(t *testing.T) {
 		{
 			name:    "a topic of spec.topics that does not exist",
 			spec:    spec(func(s *kairov1alpha1.ConsumerGroupSpec) { s.Topics = []string{"orders", "gone"} }),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
+			last:    observedInSync,
 			brokers: brokers(empty),
 			calls:   []string{"DescribeGroup readers", "DescribeGroup readers"},
 			want: passOutcome{ready: "False TopicNotFound", message: `topic "gone" does not exist`,
@@ -122,9 +125,9 @@ func TestGroupPassDecisions(t *testing.T) {
 		{
 			name:    "an offset reset waits while the group has members, with a Normal event",
 			spec:    spec(resetToEarliest),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
+			last:    observedInSync,
 			brokers: brokers(busy),
-			calls:   []string{"DescribeGroup readers"},
+			calls:   describeOnly,
 			want: passOutcome{ready: "False OffsetResetPending", message: `Offset reset "r1" waits for the group's 1 active members to leave`,
 				events: []string{`Normal OffsetResetPending Offset reset "r1" waits for the group's 1 active members to leave`},
 				next:   "poll"},
@@ -134,7 +137,7 @@ func TestGroupPassDecisions(t *testing.T) {
 			spec:    spec(resetToEarliest),
 			last:    lastPass{ready: metav1.ConditionFalse, reason: ReasonOffsetResetPending, observed: 2},
 			brokers: brokers(busy),
-			calls:   []string{"DescribeGroup readers"},
+			calls:   describeOnly,
 			want:    passOutcome{ready: "False OffsetResetPending", next: "poll"},
 		},
 		{
@@ -154,13 +157,13 @@ func TestGroupPassDecisions(t *testing.T) {
 			last:      lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
 			lastReset: "r1",
 			brokers:   brokers(empty),
-			calls:     []string{"DescribeGroup readers"},
+			calls:     describeOnly,
 			want:      passOutcome{ready: "True Observed", next: "resync"},
 		},
 		{
 			name: "a member joining before the reset makes it wait",
 			spec: spec(resetToEarliest),
-			last: lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
+			last: observedInSync,
 			brokers: failing(brokers(empty), "ResetOffsets",
 				brokerclient.Errorf(brokerclient.CodeNonEmptyGroup, "group %q has active members", name)),
 			calls: []string{"DescribeGroup readers", "ResetOffsets readers"},
@@ -171,7 +174,7 @@ func TestGroupPassDecisions(t *testing.T) {
 		{
 			name: "a reset the brokers refuse is recorded as Failed and not retried",
 			spec: spec(resetToEarliest),
-			last: lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
+			last: observedInSync,
 			brokers: failing(brokers(empty), "ResetOffsets",
 				brokerclient.Errorf(brokerclient.CodeInvalidArgument, "offset required")),
 			calls: []string{"DescribeGroup readers", "ResetOffsets readers"},
@@ -183,7 +186,7 @@ func TestGroupPassDecisions(t *testing.T) {
 		{
 			name: "a reset that fails for now is retried",
 			spec: spec(resetToEarliest),
-			last: lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2},
+			last: observedInSync,
 			brokers: failing(brokers(empty), "ResetOffsets",
 				brokerclient.Errorf(brokerclient.CodeCoordinatorNotAvailable, "coordinator moving")),
 			calls: []string{"DescribeGroup readers", "ResetOffsets readers"},

@@ -145,10 +145,10 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 	It("reports the real brokers in its status", func() {
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonClusterReady))
-			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionFalse, ReasonAsExpected))
-			g.Expect(condition(kc, kairov1alpha1.ConditionQuorumFaultTolerant)).To(haveCondition(metav1.ConditionTrue, ReasonToleratesBrokerLoss))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonClusterReady))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionFalse, ReasonAsExpected))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionQuorumFaultTolerant)).To(haveCondition(metav1.ConditionTrue, ReasonToleratesBrokerLoss))
 		}).WithTimeout(90 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 
 		_, err := svc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: "orders", Partitions: 6, ReplicationFactor: 3})
@@ -191,18 +191,18 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			}
 		}).WithTimeout(max(60*time.Second, 4*kcResync)).WithPolling(kcResync).Should(Succeed())
 		kc := getCluster(key)
-		Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-		passes, mark, calls := kcPasses.of(key), managerCalls.mark(), len(kcBrokerCalls.to(brokers.ServiceURL()))
+		Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		passes, mark, calls := kcPasses.of(key), managerCalls.mark(), len(kcBrokerCalls.list(0, toHost(brokers.ServiceURL())))
 		rv := kc.ResourceVersion
 		time.Sleep(kcIdleWindow)
 		if after := getCluster(key); after.ResourceVersion != rv {
 			fmt.Fprintf(GinkgoWriter, "Status before the idle window: %+v\nafter: %+v\n", kc.Status, after.Status)
 		}
 		passes = kcPasses.of(key) - passes
-		writes := managerCalls.writesSince(mark, ns)
-		reads := managerCalls.readsSince(mark, ns)
-		brokerCalls := kcBrokerCalls.to(brokers.ServiceURL())[calls:]
-		reportFigure("Idle KairoCluster for %v (resync %v): %d reconciles, %d API writes %v, %d API reads, %d broker calls %v",
+		writes := managerCalls.list(mark, all(isWrite, inNamespace(ns)))
+		reads := managerCalls.count(mark, all(isRead, inNamespace(ns)))
+		brokerCalls := kcBrokerCalls.list(0, toHost(brokers.ServiceURL()))[calls:]
+		logFigure("Idle KairoCluster for %v (resync %v): %d reconciles, %d API writes %v, %d API reads, %d broker calls %v",
 			kcIdleWindow, kcResync, passes, len(writes), writes, reads, len(brokerCalls), compact(brokerCalls))
 		Expect(writes).To(BeEmpty())
 		Expect(getCluster(key).ResourceVersion).To(Equal(rv))
@@ -212,26 +212,26 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 
 	It("reports an unreachable broker API as Degraded, retrying with a bounded delay and without status churn", func() {
 		live := brokers.ServiceURL()
-		dead := deadEndpoint()
+		dead := closedEndpoint()
 		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) {
 			kc.Annotations[kairov1alpha1.EndpointOverrideAnnotation] = dead
 		})
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonBrokerUnreachable))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Message).To(ContainSubstring(strings.TrimPrefix(dead, "http://")))
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonBrokerUnreachable))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonBrokerUnreachable))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Message).To(ContainSubstring(strings.TrimPrefix(dead, "http://")))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonBrokerUnreachable))
 		}).WithTimeout(15 * time.Second).Should(Succeed())
 		Eventually(func() []string { return eventReasons(key) }).WithTimeout(10 * time.Second).Should(ContainElement(ReasonBrokerUnreachable))
 
 		window := 12 * time.Second
-		passes, mark, attempts := kcPasses.of(key), managerCalls.mark(), len(kcBrokerCalls.to(dead))
+		passes, mark, attempts := kcPasses.of(key), managerCalls.mark(), len(kcBrokerCalls.list(0, toHost(dead)))
 		rv := getCluster(key).ResourceVersion
 		time.Sleep(window)
 		passes = kcPasses.of(key) - passes
-		attempts = len(kcBrokerCalls.to(dead)) - attempts
-		writes := managerCalls.writesSince(mark, ns)
-		reportFigure("Unreachable brokers for %v: %d reconciles, %d broker attempts, %d API writes %v", window, passes, attempts, len(writes), writes)
+		attempts = len(kcBrokerCalls.list(0, toHost(dead))) - attempts
+		writes := managerCalls.list(mark, all(isWrite, inNamespace(ns)))
+		logFigure("Unreachable brokers for %v: %d reconciles, %d broker attempts, %d API writes %v", window, passes, attempts, len(writes), writes)
 		Expect(getCluster(key).ResourceVersion).To(Equal(rv), "the status changed while nothing did")
 		Expect(writes).To(BeEmpty())
 		Expect(passes).To(BeNumerically(">=", 1), "the operator stopped retrying")
@@ -243,8 +243,8 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		})
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonClusterReady))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonClusterReady))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(15 * time.Second).Should(Succeed())
 		Eventually(func() []string { return eventReasons(key) }).WithTimeout(10 * time.Second).Should(ContainElement("Recovered"))
 	})
@@ -258,8 +258,8 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		Expect(node.Fail(2)).To(Succeed())
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonUnderReplicated))
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonUnderReplicated))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 
 		By("changing the broker config")
@@ -277,10 +277,10 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			g.Expect(pods[0].UID).To(Equal(before[0].UID))
 			g.Expect(pods[1].UID).To(Equal(before[1].UID))
 		}).WithTimeout(8 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
-		progressing := condition(getCluster(key), kairov1alpha1.ConditionProgressing)
+		progressing := condition(getCluster(key).Status.Conditions, kairov1alpha1.ConditionProgressing)
 		Expect(progressing).To(haveCondition(metav1.ConditionTrue, ReasonRollingRestart))
 		Expect(progressing.Message).To(ContainSubstring("2 of 3 brokers run an outdated pod template; waiting for brokers [2] to be ready"))
-		Expect(condition(getCluster(key), kairov1alpha1.ConditionDegraded).Reason).To(Equal(ReasonUnderReplicated))
+		Expect(condition(getCluster(key).Status.Conditions, kairov1alpha1.ConditionDegraded).Reason).To(Equal(ReasonUnderReplicated))
 		controller := *getCluster(key).Status.ControllerID
 
 		By("bringing broker 2 back; the others then restart one at a time, the controller last")
@@ -288,9 +288,9 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		node.Recover(2)
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 			for _, p := range clusterPods(kc) {
 				g.Expect(p.Annotations[resources.ConfigHashAnnotation]).NotTo(Equal(oldHash))
 			}
@@ -301,7 +301,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "kairo-peer-secret"}, &secret)).To(Succeed())
 		Expect(string(secret.Data[resources.PeerSecretKey])).To(Equal(peerSecret),
 			"the cluster secret changed under running brokers")
-		reportFigure("Rolling restart after broker 2 came back: at most %d broker(s) down at once (%s), at most %d pod(s) not ready at once; pods replaced in order %v; controller was broker %d",
+		logFigure("Rolling restart after broker 2 came back: at most %d broker(s) down at once (%s), at most %d pod(s) not ready at once; pods replaced in order %v; controller was broker %d",
 			seen.maxDown, seen.downAt, seen.maxNotReady, replaced, controller)
 		Expect(seen.maxDown).To(Equal(1), "two brokers were down at once: %s", seen.downAt)
 		Expect(replaced).To(HaveLen(2))
@@ -332,8 +332,8 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			g.Expect(kc.Status.Brokers).To(HaveLen(4))
 			g.Expect(kc.Status.Brokers[3].State).To(Equal(brokerclient.BrokerAlive))
 			g.Expect(kc.Status.Brokers[3].Partitions).To(BeNumerically(">", 0), "nothing was rebalanced onto broker 3")
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 		Eventually(func() []string { return eventReasons(key) }).WithTimeout(10 * time.Second).Should(ContainElements(ReasonScalingUp, ReasonRebalancing))
 		brokerList, err := svc.Brokers(ctx)
@@ -354,7 +354,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		refusedAt := time.Now()
 		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) { kc.Spec.Replicas = 1 })
 		Eventually(func(g Gomega) {
-			c := condition(getCluster(key), kairov1alpha1.ConditionDegraded)
+			c := condition(getCluster(key).Status.Conditions, kairov1alpha1.ConditionDegraded)
 			g.Expect(c).To(haveCondition(metav1.ConditionTrue, ReasonScaleDownRefused))
 			g.Expect(c.Message).To(ContainSubstring("Cannot scale down to 1 brokers: "))
 			g.Expect(c.Message).To(ContainSubstring("brokers 0 to 2 are the voters of the metadata quorum and cannot be removed"))
@@ -362,7 +362,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		}).WithTimeout(15 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega) {
 			var notes []string
-			for _, e := range clusterEvents(key) {
+			for _, e := range eventsAbout(key.Namespace, "KairoCluster", key.Name) {
 				if e.Reason == ReasonScaleDownRefused && !e.EventTime.Time.Before(refusedAt.Truncate(time.Second)) {
 					notes = append(notes, e.Note)
 				}
@@ -376,11 +376,11 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) { kc.Spec.Replicas = 3 })
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonScaleDownRefused))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonScaleDownRefused))
 			// The operator's own check (topic wide has 4 replicas) or, when
 			// its metadata does not show the new topic yet, the brokers'
 			// refusal to drain broker 3: either way nothing moves.
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Message).To(Or(
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Message).To(Or(
 				ContainSubstring("Cannot scale down to 3 brokers: topic wide has 4 replicas"),
 				ContainSubstring("Cannot scale down to 3 brokers: broker 3 cannot be drained")))
 		}).WithTimeout(15 * time.Second).Should(Succeed())
@@ -408,9 +408,9 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			kc := getCluster(key)
 			g.Expect(kc.Status.Brokers).To(HaveLen(3))
 			g.Expect(clusterPods(kc)).To(HaveLen(3))
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 		Eventually(func() []string { return eventReasons(key) }).WithTimeout(10 * time.Second).Should(ContainElements(ReasonDraining, ReasonScalingDown, ReasonBrokerRemoved))
 		orders, err := svc.DescribeTopic(ctx, "orders")
@@ -440,9 +440,9 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 				g.Expect(b.State).To(Equal(brokerclient.BrokerAlive), "broker %d", b.ID)
 			}
 			g.Expect(kc.Status.Brokers[3].Partitions).To(BeNumerically(">", 0), "nothing was rebalanced onto the returning broker 3")
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(60 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "data-kairo-3"}, claim)).To(Succeed())
 		Expect(claim.UID).To(Equal(claimUID), "broker 3 came back on a new claim")
@@ -462,8 +462,8 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 				g.Expect(pvc.Status.Capacity.Storage().String()).To(Equal("2Gi"))
 			}
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		Eventually(func() []string { return eventReasons(key) }).WithTimeout(10 * time.Second).Should(ContainElement(ReasonResizingStorage))
 		sts := &appsv1.StatefulSet{}
@@ -482,7 +482,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kairo-config"}},
 			&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kairo"}},
 		} {
-			expectGoneWithin(60*time.Second, child)
+			expectGone(child, 60*time.Second)
 		}
 		Eventually(func() map[int32]corev1.Pod { return clusterPods(kc) }).WithTimeout(30 * time.Second).Should(BeEmpty())
 		var claims corev1.PersistentVolumeClaimList
@@ -506,7 +506,7 @@ var _ = Describe("KairoCluster controller without brokers", Ordered, func() {
 	newCluster := func(name string, mutate func(*kairov1alpha1.KairoCluster)) *kairov1alpha1.KairoCluster {
 		kc := &kairov1alpha1.KairoCluster{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-				Annotations: map[string]string{kairov1alpha1.EndpointOverrideAnnotation: deadEndpoint()}},
+				Annotations: map[string]string{kairov1alpha1.EndpointOverrideAnnotation: closedEndpoint()}},
 			Spec: kairov1alpha1.KairoClusterSpec{Replicas: 1,
 				Storage: kairov1alpha1.StorageSpec{Size: resource.MustParse("1Gi")}},
 		}
@@ -528,9 +528,9 @@ var _ = Describe("KairoCluster controller without brokers", Ordered, func() {
 		key := client.ObjectKeyFromObject(kc)
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonResourceNotOwned))
-			g.Expect(condition(kc, kairov1alpha1.ConditionDegraded).Message).To(ContainSubstring("ConfigMap taken-config"))
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonResourceNotOwned))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded)).To(haveCondition(metav1.ConditionTrue, ReasonResourceNotOwned))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded).Message).To(ContainSubstring("ConfigMap taken-config"))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonResourceNotOwned))
 		}).WithTimeout(15 * time.Second).Should(Succeed())
 		Eventually(func() []string { return eventReasons(key) }).WithTimeout(10 * time.Second).Should(ContainElement(ReasonResourceNotOwned))
 		Consistently(func(g Gomega) {
@@ -548,7 +548,7 @@ var _ = Describe("KairoCluster controller without brokers", Ordered, func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), cm)).To(Succeed())
 			g.Expect(metav1.IsControlledBy(cm, kc)).To(BeTrue())
 			g.Expect(k8sClient.Get(ctx, key, &appsv1.StatefulSet{})).To(Succeed())
-			g.Expect(condition(getCluster(key), kairov1alpha1.ConditionDegraded).Reason).NotTo(Equal(ReasonResourceNotOwned))
+			g.Expect(condition(getCluster(key).Status.Conditions, kairov1alpha1.ConditionDegraded).Reason).NotTo(Equal(ReasonResourceNotOwned))
 		}).WithTimeout(40 * time.Second).Should(Succeed())
 	})
 
@@ -565,7 +565,7 @@ var _ = Describe("KairoCluster controller without brokers", Ordered, func() {
 		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) { kc.Spec.Storage.Size = resource.MustParse("5Gi") })
 		Eventually(func(g Gomega) {
 			kc := getCluster(key)
-			c := condition(kc, kairov1alpha1.ConditionDegraded)
+			c := condition(kc.Status.Conditions, kairov1alpha1.ConditionDegraded)
 			g.Expect(c).To(haveCondition(metav1.ConditionTrue, ReasonStorageResizeUnsupported))
 			g.Expect(c.Message).To(ContainSubstring("StorageClass kc-fixed does not allow volume expansion"))
 			g.Expect(c.ObservedGeneration).To(Equal(kc.Generation))
@@ -576,7 +576,7 @@ var _ = Describe("KairoCluster controller without brokers", Ordered, func() {
 
 		By("deleting the cluster, whose claims go with it (whenDeleted: Delete)")
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
-		expectGoneWithin(60*time.Second, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fixed"}})
+		expectGone(&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fixed"}}, 60*time.Second)
 		Eventually(func(g Gomega) {
 			pvc := &corev1.PersistentVolumeClaim{}
 			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(claim), pvc)

@@ -19,11 +19,9 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -31,9 +29,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,8 +57,8 @@ var (
 	kcIdleWindow = 15 * time.Second
 	// kcPasses counts the KairoCluster reconciler's passes per cluster.
 	kcPasses = &passCounter{counts: map[types.NamespacedName]int{}}
-	// kcBrokerCalls counts the KairoCluster reconciler's broker API calls.
-	kcBrokerCalls = &brokerCallLog{}
+	// kcBrokerCalls records the KairoCluster reconciler's broker API calls.
+	kcBrokerCalls = &requestLog{}
 )
 
 func init() {
@@ -124,105 +119,28 @@ func (p *passCounter) of(key types.NamespacedName) int {
 	return p.counts[key]
 }
 
-// brokerCallLog counts broker API calls per host.
-type brokerCallLog struct {
-	mu    sync.Mutex
-	calls map[string][]string
-}
-
-func (b *brokerCallLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		b.mu.Lock()
-		if b.calls == nil {
-			b.calls = map[string][]string{}
-		}
-		b.calls[req.URL.Host] = append(b.calls[req.URL.Host], req.Method+" "+req.URL.Path)
-		b.mu.Unlock()
-		return rt.RoundTrip(req)
-	})
-}
-
-// to returns the calls made so far to the host of endpoint.
-func (b *brokerCallLog) to(endpoint string) []string {
-	host := strings.TrimPrefix(strings.TrimPrefix(endpoint, "http://"), "https://")
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.calls[host])
-}
-
 // kcNamespace creates a namespace for KairoCluster specs.
 func kcNamespace(name string) {
 	GinkgoHelper()
 	Expect(strings.HasPrefix(name, kcNamespacePrefix)).To(BeTrue())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, ns))).To(Succeed())
-}
-
-// deadEndpoint is an address nothing listens on.
-func deadEndpoint() string {
-	GinkgoHelper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := ln.Addr().String()
-	Expect(ln.Close()).To(Succeed())
-	return "http://" + addr
+	ensureNamespace(name)
 }
 
 func getCluster(key types.NamespacedName) *kairov1alpha1.KairoCluster {
 	GinkgoHelper()
-	kc := &kairov1alpha1.KairoCluster{}
-	Expect(k8sClient.Get(ctx, key, kc)).To(Succeed())
-	return kc
+	return get(&kairov1alpha1.KairoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
 }
 
-// updateCluster applies change to the stored cluster, retrying conflicts.
+// updateCluster applies change to the stored cluster.
 func updateCluster(key types.NamespacedName, change func(*kairov1alpha1.KairoCluster)) {
 	GinkgoHelper()
-	Eventually(func() error {
-		kc := &kairov1alpha1.KairoCluster{}
-		if err := k8sClient.Get(ctx, key, kc); err != nil {
-			return err
-		}
-		change(kc)
-		return k8sClient.Update(ctx, kc)
-	}).WithTimeout(10 * time.Second).Should(Succeed())
+	Expect(update(&kairov1alpha1.KairoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}},
+		change)).To(Succeed())
 }
 
-// condition is a cluster condition, or an empty one.
-func condition(kc *kairov1alpha1.KairoCluster, t string) metav1.Condition {
-	if c := meta.FindStatusCondition(kc.Status.Conditions, t); c != nil {
-		return *c
-	}
-	return metav1.Condition{}
-}
-
-// haveCondition matches a condition's status and reason.
-func haveCondition(status metav1.ConditionStatus, reason string) OmegaMatcher {
-	return And(HaveField("Status", status), HaveField("Reason", reason))
-}
-
-// clusterEvents lists the events about a cluster, oldest first.
-func clusterEvents(key types.NamespacedName) []eventsv1.Event {
-	GinkgoHelper()
-	var list eventsv1.EventList
-	Expect(k8sClient.List(ctx, &list, client.InNamespace(key.Namespace))).To(Succeed())
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "KairoCluster" && e.Regarding.Name == key.Name {
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].EventTime.Before(&out[j].EventTime) })
-	return out
-}
-
-// eventReasons are the reasons of the events about a cluster.
+// eventReasons are the reasons of the events about a cluster, oldest first.
 func eventReasons(key types.NamespacedName) []string {
-	var reasons []string
-	for _, e := range clusterEvents(key) {
-		reasons = append(reasons, e.Reason)
-	}
-	return reasons
+	return reasons(eventsAbout(key.Namespace, "KairoCluster", key.Name))
 }
 
 // clusterPods are the broker pods of a cluster by ordinal, read from the
@@ -239,14 +157,6 @@ func clusterPods(kc *kairov1alpha1.KairoCluster) map[int32]corev1.Pod {
 		}
 	}
 	return out
-}
-
-// expectGoneWithin waits until obj no longer exists.
-func expectGoneWithin(timeout time.Duration, obj client.Object) {
-	GinkgoHelper()
-	Eventually(func() bool {
-		return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj))
-	}).WithTimeout(timeout).Should(BeTrue(), "%T %s still exists", obj, obj.GetName())
 }
 
 // podMonitor samples a cluster's pods and brokers to see how many brokers
@@ -338,10 +248,4 @@ func (m *podMonitor) finish() monitorResult {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return monitorResult{maxDown: m.maxDown, downAt: m.downAt, maxNotReady: m.maxNotReady, replaced: slices.Clone(m.replaced)}
-}
-
-// reportFigure prints a measured figure in the test output and the report.
-func reportFigure(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	AddReportEntry("figure", msg)
 }

@@ -92,15 +92,15 @@ var _ = Describe("KairoCluster controller on two real brokers", Ordered, func() 
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(b.Voter).To(BeTrue())
 			kc := getCluster(key)
-			c := condition(kc, kairov1alpha1.ConditionQuorumFaultTolerant)
+			c := condition(kc.Status.Conditions, kairov1alpha1.ConditionQuorumFaultTolerant)
 			g.Expect(c).To(haveCondition(metav1.ConditionFalse, ReasonOneVoter))
 			g.Expect(c.Message).To(ContainSubstring("one voter, broker 0: while it restarts or is down"))
 			g.Expect(c.ObservedGeneration).To(Equal(kc.Generation))
-			g.Expect(condition(kc, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		}).WithTimeout(90 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 		Eventually(func(g Gomega) {
 			var reduced, warned bool
-			for _, e := range clusterEvents(key) {
+			for _, e := range eventsAbout(key.Namespace, "KairoCluster", key.Name) {
 				reduced = reduced || e.Reason == ReasonQuorumReduced && e.Type == corev1.EventTypeNormal
 				warned = warned || e.Reason == ReasonOneVoter && e.Type == corev1.EventTypeWarning
 			}

@@ -19,12 +19,9 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -64,7 +61,7 @@ var (
 	controllerManager *exec.Cmd
 	// managerCalls records every request the suite's manager (all the
 	// reconcilers, their caches and event recorders) sends to the API server.
-	managerCalls = &apiCallLog{}
+	managerCalls = &requestLog{}
 	// managerStopped is closed when the suite's manager has returned, with
 	// every watch it held closed.
 	managerStopped = make(chan struct{})
@@ -205,63 +202,4 @@ func requireControllerManager() {
 	if controllerManager == nil {
 		Skip("kube-controller-manager is not available (make k8s-binaries)")
 	}
-}
-
-// apiCallLog counts API requests by method and path.
-type apiCallLog struct {
-	mu    sync.Mutex
-	calls []apiCall
-}
-
-type apiCall struct {
-	method string
-	path   string
-}
-
-func (l *apiCallLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		l.mu.Lock()
-		l.calls = append(l.calls, apiCall{method: req.Method, path: req.URL.Path})
-		l.mu.Unlock()
-		return rt.RoundTrip(req)
-	})
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// mark is a position in the log to count from.
-func (l *apiCallLog) mark() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.calls)
-}
-
-// writesSince lists the writes (every method but GET) since mark to
-// objects in namespace, as "METHOD path".
-func (l *apiCallLog) writesSince(mark int, namespace string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, c := range l.calls[mark:] {
-		if c.method != http.MethodGet && strings.Contains(c.path, "/namespaces/"+namespace+"/") {
-			out = append(out, c.method+" "+c.path)
-		}
-	}
-	return out
-}
-
-// readsSince counts the GETs since mark (cache lists and watches, direct
-// reads) to objects in namespace.
-func (l *apiCallLog) readsSince(mark int, namespace string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, c := range l.calls[mark:] {
-		if c.method == http.MethodGet && strings.Contains(c.path, "/namespaces/"+namespace+"/") {
-			n++
-		}
-	}
-	return n
 }

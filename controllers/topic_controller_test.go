@@ -23,7 +23,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -49,51 +48,30 @@ func newTopic(name, cluster string, mutate func(*kairov1alpha1.Topic)) *kairov1a
 
 func createTopic(name, cluster string, mutate func(*kairov1alpha1.Topic)) *kairov1alpha1.Topic {
 	GinkgoHelper()
-	t := newTopic(name, cluster, mutate)
-	Expect(k8sClient.Create(ctx, t)).To(Succeed())
-	return t
+	return create(newTopic(name, cluster, mutate))
 }
 
-func getTopic(name string) *kairov1alpha1.Topic {
-	GinkgoHelper()
-	var t kairov1alpha1.Topic
-	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: topicNamespace, Name: name}, &t)).To(Succeed())
-	return &t
+// topicNamed is the Topic of the Topic specs' namespace with this name,
+// for get, update and eventually.
+func topicNamed(name string) *kairov1alpha1.Topic {
+	return &kairov1alpha1.Topic{ObjectMeta: metav1.ObjectMeta{Namespace: topicNamespace, Name: name}}
 }
 
-// updateTopic changes a Topic's spec, retrying on conflicts with the reconciler.
+// updateTopic changes a Topic's spec.
 func updateTopic(name string, change func(*kairov1alpha1.Topic)) error {
-	var err error
-	for range 10 {
-		t := getTopic(name)
-		change(t)
-		if err = k8sClient.Update(ctx, t); !apierrors.IsConflict(err) {
-			return err
-		}
-	}
-	return err
+	return update(topicNamed(name), change)
 }
 
-// eventuallyTopic waits until the Topic's status satisfies check.
+// eventuallyTopic waits until the Topic satisfies check.
 func eventuallyTopic(name string, check func(g Gomega, t *kairov1alpha1.Topic)) *kairov1alpha1.Topic {
 	GinkgoHelper()
-	return eventuallyTopicWithin(30*time.Second, name, check)
-}
-
-func eventuallyTopicWithin(timeout time.Duration, name string, check func(g Gomega, t *kairov1alpha1.Topic)) *kairov1alpha1.Topic {
-	GinkgoHelper()
-	var t kairov1alpha1.Topic
-	Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: topicNamespace, Name: name}, &t)).To(Succeed())
-		check(g, &t)
-	}).WithTimeout(timeout).WithPolling(100 * time.Millisecond).Should(Succeed())
-	return &t
+	return eventually(topicNamed(name), 30*time.Second, check)
 }
 
 func readyTopic(name string) *kairov1alpha1.Topic {
 	GinkgoHelper()
 	return eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-		g.Expect(readyCondition(t.Status.Conditions).Status).To(Equal(metav1.ConditionTrue), "Ready: %+v", t.Status.Conditions)
+		g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue), "Ready: %+v", t.Status.Conditions)
 		g.Expect(t.Status.ObservedGeneration).To(Equal(t.Generation))
 	})
 }
@@ -119,7 +97,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Config = map[string]string{"retention.ms": "3600000"}
 		})
 		t := readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonCreated))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonCreated))
 		Expect(controllerutil.ContainsFinalizer(t, kairov1alpha1.FinalizerName)).To(BeTrue())
 
 		desc, err := bc.DescribeTopic(ctx, name)
@@ -155,7 +133,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 			g.Expect(t.Status.ObservedGeneration).To(Equal(t.Generation))
 			g.Expect(t.Status.Partitions).To(Equal(int32(4)))
 		})
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonUpdated))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonUpdated))
 		Expect(t.Status.PartitionStatuses).To(HaveLen(4))
 		desc, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
@@ -185,9 +163,9 @@ var _ = Describe("Topic controller", Ordered, func() {
 		_, err = bc.AddPartitions(ctx, name, 5)
 		Expect(err).NotTo(HaveOccurred())
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonNotSupported))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonNotSupported))
 		})
-		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("cannot be decreased"))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("cannot be decreased"))
 		Expect(t.Status.Partitions).To(Equal(int32(5)))
 		expectEvent(topicNamespace, name, ReasonNotSupported)
 
@@ -228,7 +206,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Config = map[string]string{"retention.ms": "7200000"}
 		})
 		t := readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonAdopted))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonAdopted))
 		Expect(t.Status.TopicID).To(Equal(created.TopicID), "the existing topic is kept, not recreated")
 		Expect(t.Status.Partitions).To(Equal(int32(3)))
 		Expect(t.Status.PartitionStatuses[0].HighWatermark).To(Equal(int64(1)), "its records are still there")
@@ -245,22 +223,22 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 		createTopic(name, clusterName, func(t *kairov1alpha1.Topic) { t.Spec.Partitions = 2 })
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonIncompatible))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonIncompatible))
 		})
-		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("4 partitions"))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("4 partitions"))
 		Expect(t.Status.TopicID).To(BeEmpty())
 		expectEvent(topicNamespace, name, ReasonIncompatible)
 
 		By("asking the brokers once per resync, without retrying the create, while it stays incompatible")
 		host := brokers[0].host
-		creates, describes := brokerCalls.path(host, "/topics"), brokerCalls.path(host, "/topics/"+name)
+		mark := brokerCalls.mark()
 		window := 2*testResync + testResync/2
 		time.Sleep(window)
-		Expect(brokerCalls.path(host, "/topics") - creates).To(BeZero())
-		Expect(brokerCalls.path(host, "/topics/"+name) - describes).To(BeNumerically("<=", int64(window/testResync)+1))
+		Expect(brokerCalls.count(mark, toPath(host, "/topics"))).To(BeZero())
+		Expect(brokerCalls.count(mark, toPath(host, "/topics/"+name))).To(BeNumerically("<=", int(window/testResync)+1))
 
 		Expect(k8sClient.Delete(ctx, t)).To(Succeed())
-		expectGone(t)
+		expectGone(t, 20*time.Second)
 		desc, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred(), "a topic the resource never adopted stays")
 		Expect(desc.TopicID).To(Equal(created.TopicID))
@@ -272,11 +250,11 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Partitions = 2
 		})
 		eventuallyTopic(again.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonIncompatible))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonIncompatible))
 		})
 		Expect(bc.DeleteTopic(ctx, name)).To(Succeed())
 		a := eventuallyTopic(again.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonCreated))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonCreated))
 		})
 		Expect(a.Status.TopicID).NotTo(Equal(created.TopicID))
 		Expect(a.Status.Partitions).To(Equal(int32(2)))
@@ -287,7 +265,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		t := createTopic(name, clusterName, nil)
 		readyTopic(name)
 		Expect(k8sClient.Delete(ctx, t)).To(Succeed())
-		expectGone(t)
+		expectGone(t, 20*time.Second)
 		_, err := bc.DescribeTopic(ctx, name)
 		Expect(brokerclient.IsCode(err, brokerclient.CodeUnknownTopic)).To(BeTrue(), "describe after delete: %v", err)
 		expectEvent(topicNamespace, name, ReasonTopicDeleted)
@@ -302,7 +280,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		Expect(controllerutil.ContainsFinalizer(t, kairov1alpha1.FinalizerName)).To(BeFalse(),
 			"nothing to clean up, so no finalizer")
 		Expect(k8sClient.Delete(ctx, t)).To(Succeed())
-		expectGone(t)
+		expectGone(t, 20*time.Second)
 		_, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
 
@@ -325,7 +303,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 		Expect(bc.DeleteTopic(ctx, name)).To(Succeed())
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonDeletedOutOfBand))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonDeletedOutOfBand))
 		})
 		Expect(t.Status.TopicID).To(Equal(before))
 		Expect(t.Status.Partitions).To(BeZero())
@@ -337,7 +315,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.RecreateIfDeleted = true })).To(Succeed())
 		t = readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonRecreated))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonRecreated))
 		Expect(t.Status.TopicID).NotTo(BeEmpty())
 		Expect(t.Status.TopicID).NotTo(Equal(before))
 		expectEvent(topicNamespace, name, ReasonTopicRecreated)
@@ -347,7 +325,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		Expect(bc.DeleteTopic(ctx, name)).To(Succeed())
 		eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
 			g.Expect(t.Status.TopicID).NotTo(Equal(again))
-			g.Expect(readyCondition(t.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		})
 		_, err := bc.DescribeTopic(ctx, name)
 		Expect(err).NotTo(HaveOccurred())
@@ -364,9 +342,9 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Partitions = 3
 		})
 		s := eventuallyTopic(second.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonConflict))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonConflict))
 		})
-		Expect(readyCondition(s.Status.Conditions).Message).To(ContainSubstring(first.Name))
+		Expect(condition(s.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring(first.Name))
 		Expect(controllerutil.ContainsFinalizer(s, kairov1alpha1.FinalizerName)).To(BeFalse())
 		expectEvent(topicNamespace, second.Name, ReasonConflict)
 		desc, err := bc.DescribeTopic(ctx, shared)
@@ -375,7 +353,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 		By("deleting the newer Topic, which never managed the topic")
 		Expect(k8sClient.Delete(ctx, s)).To(Succeed())
-		expectGone(s)
+		expectGone(s, 20*time.Second)
 		_, err = bc.DescribeTopic(ctx, shared)
 		Expect(err).NotTo(HaveOccurred())
 
@@ -385,13 +363,13 @@ var _ = Describe("Topic controller", Ordered, func() {
 			t.Spec.Partitions = 2
 		})
 		eventuallyTopic(third.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonConflict))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonConflict))
 		})
 		Expect(k8sClient.Delete(ctx, first)).To(Succeed())
-		expectGone(first)
+		expectGone(first, 20*time.Second)
 		expectEvent(topicNamespace, first.Name, ReasonHandedOver)
 		th := eventuallyTopic(third.Name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonAdopted))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonAdopted))
 		})
 		Expect(th.Status.TopicID).To(Equal(desc.TopicID), "the topic was not deleted and recreated")
 		Expect(th.Status.Partitions).To(Equal(int32(2)))
@@ -413,11 +391,11 @@ var _ = Describe("Topic controller", Ordered, func() {
 		By("deleting the cluster, which stays while another finalizer holds it")
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
 		eventuallyTopic(early, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
-			g.Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("being deleted"))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonClusterNotReady))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("being deleted"))
 		})
 		Expect(k8sClient.Delete(ctx, t1)).To(Succeed())
-		expectGone(t1)
+		expectGone(t1, 20*time.Second)
 		e := expectEvent(topicNamespace, early, ReasonFinalizerReleased)
 		Expect(e.Note).To(ContainSubstring("being deleted"))
 		_, err := bc.DescribeTopic(ctx, early)
@@ -427,9 +405,9 @@ var _ = Describe("Topic controller", Ordered, func() {
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
 		controllerutil.RemoveFinalizer(kc, hold)
 		Expect(k8sClient.Update(ctx, kc)).To(Succeed())
-		expectGone(kc)
+		expectGone(kc, 20*time.Second)
 		Expect(k8sClient.Delete(ctx, t2)).To(Succeed())
-		expectGone(t2)
+		expectGone(t2, 20*time.Second)
 		e = expectEvent(topicNamespace, late, ReasonFinalizerReleased)
 		Expect(e.Note).To(ContainSubstring("is gone"))
 
@@ -437,9 +415,9 @@ var _ = Describe("Topic controller", Ordered, func() {
 		orphan := uniqueName("orphan")
 		createTopic(orphan, uniqueName("nowhere"), nil)
 		o := eventuallyTopic(orphan, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
-		Expect(readyCondition(o.Status.Conditions).Message).To(ContainSubstring("does not exist"))
+		Expect(condition(o.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("does not exist"))
 		Expect(o.Finalizers).To(BeEmpty())
 		expectEvent(topicNamespace, orphan, ReasonClusterNotReady)
 	})
@@ -452,30 +430,29 @@ var _ = Describe("Topic controller", Ordered, func() {
 		name := uniqueName("unreached")
 		createTopic(name, away, nil)
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonClusterNotReady))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonClusterNotReady))
 		})
-		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("unreachable"))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("unreachable"))
 		expectEvent(topicNamespace, name, ReasonClusterNotReady)
 
 		u, err := url.Parse(endpoint)
 		Expect(err).NotTo(HaveOccurred())
-		start := brokerCalls.host(u.Host)
-		writes := kubeWrites.of(client.ObjectKeyFromObject(t))
+		brokerMark, apiMark := brokerCalls.mark(), managerCalls.mark()
 		const window = 15 * time.Second
 		time.Sleep(window)
-		calls := brokerCalls.host(u.Host) - start
+		calls := brokerCalls.count(brokerMark, toHost(u.Host))
 		logFigure("Unreachable brokers: %d calls for one Topic in %s (retries back off from %s, doubling, at most %s apart)",
 			calls, window, brokerRetryBase, brokerRetryMax)
 		Expect(calls).To(BeNumerically("<=", 6), "retries back off instead of looping")
 		Expect(calls).To(BeNumerically(">=", 2), "retries go on")
-		Expect(kubeWrites.of(client.ObjectKeyFromObject(t))-writes).To(BeZero(), "the same failure is not written again")
+		Expect(managerCalls.count(apiMark, writesTo("topics", client.ObjectKeyFromObject(t)))).To(BeZero(), "the same failure is not written again")
 
 		By("pointing the cluster at a live broker")
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
 		kc.Annotations[kairov1alpha1.EndpointOverrideAnnotation] = brokers[0].url
 		Expect(k8sClient.Update(ctx, kc)).To(Succeed())
 		t = readyTopic(name)
-		Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonCreated))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonCreated))
 	})
 
 	It("reports a replica count the brokers cannot hold", func() {
@@ -484,9 +461,9 @@ var _ = Describe("Topic controller", Ordered, func() {
 		readyTopic(name)
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.Replicas = ptr.To(int32(3)) })).To(Succeed())
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionFalse, ReasonBrokerError))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonBrokerError))
 		})
-		Expect(readyCondition(t.Status.Conditions).Message).To(ContainSubstring("replicas"))
+		Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Message).To(ContainSubstring("replicas"))
 		Expect(t.Status.Replicas).To(Equal(int32(1)))
 	})
 
@@ -502,19 +479,14 @@ var _ = Describe("Topic controller", Ordered, func() {
 		time.Sleep(testResync) // let creation settle
 
 		host := brokers[0].host
-		callsBefore := map[string]int64{}
-		writesBefore := map[string]int64{}
-		for _, n := range names {
-			callsBefore[n] = brokerCalls.prefixed(host, "/topics/"+n)
-			writesBefore[n] = kubeWrites.of(types.NamespacedName{Namespace: topicNamespace, Name: n})
-		}
+		brokerMark, apiMark := brokerCalls.mark(), managerCalls.mark()
 		window := 3*testResync + testResync/2
 		time.Sleep(window)
 		for _, n := range names {
-			calls := brokerCalls.prefixed(host, "/topics/"+n) - callsBefore[n]
-			writes := kubeWrites.of(types.NamespacedName{Namespace: topicNamespace, Name: n}) - writesBefore[n]
+			calls := brokerCalls.count(brokerMark, underPath(host, "/topics/"+n))
+			writes := managerCalls.count(apiMark, writesTo("topics", types.NamespacedName{Namespace: topicNamespace, Name: n}))
 			Expect(writes).To(BeZero(), "writes for idle Topic %s", n)
-			Expect(calls).To(BeNumerically("<=", int64(window/testResync)+1), "broker calls for idle Topic %s", n)
+			Expect(calls).To(BeNumerically("<=", int(window/testResync)+1), "broker calls for idle Topic %s", n)
 			Expect(calls).To(BeNumerically(">=", 2), "idle Topic %s is still observed", n)
 		}
 	})
@@ -543,9 +515,9 @@ var _ = Describe("Topic controller on three brokers", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.Replicas = ptr.To(int32(3)) })).To(Succeed())
-		eventuallyTopicWithin(60*time.Second, name, func(g Gomega, t *kairov1alpha1.Topic) {
+		eventually(topicNamed(name), 60*time.Second, func(g Gomega, t *kairov1alpha1.Topic) {
 			g.Expect(t.Status.ObservedGeneration).To(Equal(t.Generation))
-			g.Expect(readyCondition(t.Status.Conditions)).To(haveReady(metav1.ConditionTrue, ReasonUpdated))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonUpdated))
 			g.Expect(t.Status.Replicas).To(Equal(int32(3)))
 			for _, ps := range t.Status.PartitionStatuses {
 				g.Expect(ps.Replicas).To(HaveLen(3))
@@ -560,9 +532,9 @@ var _ = Describe("Topic controller on three brokers", Ordered, func() {
 
 		By("shrinking back to two replicas")
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.Replicas = ptr.To(int32(2)) })).To(Succeed())
-		eventuallyTopicWithin(60*time.Second, name, func(g Gomega, t *kairov1alpha1.Topic) {
+		eventually(topicNamed(name), 60*time.Second, func(g Gomega, t *kairov1alpha1.Topic) {
 			g.Expect(t.Status.Replicas).To(Equal(int32(2)))
-			g.Expect(readyCondition(t.Status.Conditions).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			for _, ps := range t.Status.PartitionStatuses {
 				g.Expect(ps.Replicas).To(HaveLen(2))
 			}

@@ -19,31 +19,24 @@ package controllers
 // The Topic and ConsumerGroup specs share this harness: real brokers run in
 // the test process behind real HTTP listeners, the reconcilers reach them
 // through ServiceBrokerClients and the endpoint-override annotation, and
-// every broker request and every write to the API server is counted, so a
-// spec can assert how much load the reconcilers make.
+// every broker request is logged (brokerCalls), as every request of the
+// manager to the API server is (managerCalls), so a spec can assert how
+// much load the reconcilers make.
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -63,10 +56,8 @@ const scaleTestEnv = "KAIRO_SCALE_TEST"
 var (
 	// testResync is the reconcilers' resync interval in this suite.
 	testResync = 2 * time.Second
-	// brokerCalls counts every request the reconcilers send to a broker.
-	brokerCalls = newCountingTransport(brokerclient.NewTransport())
-	// kubeWrites counts the reconcilers' writes to the API server.
-	kubeWrites = newWriteCounts()
+	// brokerCalls records every request the reconcilers send to a broker.
+	brokerCalls = &requestLog{}
 )
 
 // topicWorkers is the Topic reconciler's concurrency in this suite (the
@@ -80,165 +71,14 @@ func init() {
 	topicWorkers = envInt("KAIRO_TOPIC_WORKERS", 0)
 	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {
 		brokers := &ServiceBrokerClients{}
-		brokers.once.Do(func() { brokers.http = &http.Client{Transport: brokerCalls} })
-		c := countingClient{Client: mgr.GetClient(), counts: kubeWrites}
-		if err := (&TopicReconciler{Client: c, Scheme: mgr.GetScheme(), Brokers: brokers,
+		brokers.once.Do(func() { brokers.http = &http.Client{Transport: brokerCalls.wrap(brokerclient.NewTransport())} })
+		if err := (&TopicReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Brokers: brokers,
 			ResyncInterval: testResync, MaxConcurrentReconciles: topicWorkers}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		return (&ConsumerGroupReconciler{Client: c, Scheme: mgr.GetScheme(), Brokers: brokers,
+		return (&ConsumerGroupReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Brokers: brokers,
 			ResyncInterval: testResync}).SetupWithManager(mgr)
 	})
-}
-
-// countingTransport counts requests per host and per "host path", and
-// sums their latency per method.
-type countingTransport struct {
-	next    http.RoundTripper
-	total   atomic.Int64
-	mu      sync.Mutex
-	paths   map[string]int64
-	hosts   map[string]int64
-	latency map[string]time.Duration
-	byVerb  map[string]int64
-}
-
-func newCountingTransport(next http.RoundTripper) *countingTransport {
-	return &countingTransport{next: next, paths: map[string]int64{}, hosts: map[string]int64{},
-		latency: map[string]time.Duration{}, byVerb: map[string]int64{}}
-}
-
-func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.total.Add(1)
-	t.mu.Lock()
-	t.hosts[req.URL.Host]++
-	t.paths[req.URL.Host+" "+req.URL.Path]++
-	t.mu.Unlock()
-	start := time.Now()
-	resp, err := t.next.RoundTrip(req)
-	t.mu.Lock()
-	t.latency[req.Method] += time.Since(start)
-	t.byVerb[req.Method]++
-	t.mu.Unlock()
-	return resp, err
-}
-
-// meanLatency is the mean latency of each method's requests so far.
-func (t *countingTransport) meanLatency() map[string]time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := map[string]time.Duration{}
-	for m, d := range t.latency {
-		out[m] = (d / time.Duration(t.byVerb[m])).Round(100 * time.Microsecond)
-	}
-	return out
-}
-
-// host is how many requests went to host so far.
-func (t *countingTransport) host(host string) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.hosts[host]
-}
-
-// prefixed sums the requests to host whose path starts with prefix.
-func (t *countingTransport) prefixed(host, prefix string) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var n int64
-	for k, v := range t.paths {
-		if strings.HasPrefix(k, host+" "+prefix) {
-			n += v
-		}
-	}
-	return n
-}
-
-// path is how many requests went to host with exactly this path.
-func (t *countingTransport) path(host, path string) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.paths[host+" "+path]
-}
-
-// writeCounts counts writes per object, status and metadata apart, and
-// sums their latency.
-type writeCounts struct {
-	status  atomic.Int64
-	other   atomic.Int64
-	elapsed atomic.Int64 // nanoseconds
-	mu      sync.Mutex
-	byObj   map[types.NamespacedName]int64
-}
-
-// meanLatency is the mean latency of the writes so far.
-func (w *writeCounts) meanLatency() time.Duration {
-	n := w.status.Load() + w.other.Load()
-	if n == 0 {
-		return 0
-	}
-	return (time.Duration(w.elapsed.Load()) / time.Duration(n)).Round(100 * time.Microsecond)
-}
-
-func (w *writeCounts) timed(start time.Time) { w.elapsed.Add(int64(time.Since(start))) }
-
-func newWriteCounts() *writeCounts { return &writeCounts{byObj: map[types.NamespacedName]int64{}} }
-
-func (w *writeCounts) add(obj client.Object, status bool) {
-	if status {
-		w.status.Add(1)
-	} else {
-		w.other.Add(1)
-	}
-	w.mu.Lock()
-	w.byObj[client.ObjectKeyFromObject(obj)]++
-	w.mu.Unlock()
-}
-
-// of is how many writes (status or not) obj has had.
-func (w *writeCounts) of(key types.NamespacedName) int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.byObj[key]
-}
-
-// countingClient counts the reconcilers' writes to the API server.
-type countingClient struct {
-	client.Client
-	counts *writeCounts
-}
-
-func (c countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	c.counts.add(obj, false)
-	defer c.counts.timed(time.Now())
-	return c.Client.Update(ctx, obj, opts...)
-}
-
-func (c countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	c.counts.add(obj, false)
-	defer c.counts.timed(time.Now())
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c countingClient) Status() client.SubResourceWriter {
-	return countingStatus{SubResourceWriter: c.Client.Status(), counts: c.counts}
-}
-
-type countingStatus struct {
-	client.SubResourceWriter
-	counts *writeCounts
-}
-
-func (s countingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	s.counts.add(obj, true)
-	defer s.counts.timed(time.Now())
-	return s.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-func (s countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.counts.add(obj, true)
-	defer s.counts.timed(time.Now())
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // reconcileCount is how many reconciles the named controller has run, from
@@ -280,13 +120,6 @@ type testBroker struct {
 	dataDir string
 	cancel  context.CancelFunc
 	runDone chan struct{}
-}
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // testBrokerSettings are quick to start and remove stale group members
@@ -390,16 +223,6 @@ func (tb *testBroker) client() *brokerclient.Client {
 	return c
 }
 
-// closedEndpoint is an address nothing listens on.
-func closedEndpoint() string { return "http://" + freeAddr() }
-
-// ensureNamespace creates a namespace if it does not exist.
-func ensureNamespace(name string) {
-	GinkgoHelper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, ns))).To(Succeed())
-}
-
 // createCluster creates a KairoCluster whose brokers the operator reaches at endpoint.
 func createCluster(namespace, name, endpoint string) *kairov1alpha1.KairoCluster {
 	GinkgoHelper()
@@ -440,62 +263,7 @@ func cleanUpCluster(kc *kairov1alpha1.KairoCluster) {
 			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, o))).To(Succeed())
 		}
 		for _, o := range objs {
-			expectGone(o)
+			expectGone(o, 20*time.Second)
 		}
 	})
-}
-
-// readyCondition returns the Ready condition of conds, or an empty one.
-func readyCondition(conds []metav1.Condition) metav1.Condition {
-	if c := meta.FindStatusCondition(conds, kairov1alpha1.ConditionReady); c != nil {
-		return *c
-	}
-	return metav1.Condition{}
-}
-
-// haveReady matches a Ready condition with this status and reason.
-func haveReady(status metav1.ConditionStatus, reason string) OmegaMatcher {
-	return And(HaveField("Status", status), HaveField("Reason", reason))
-}
-
-// expectEvent waits for an event with reason about the named object.
-func expectEvent(namespace, name, reason string) eventsv1.Event {
-	GinkgoHelper()
-	var found eventsv1.Event
-	Eventually(func(g Gomega) {
-		var list eventsv1.EventList
-		g.Expect(k8sClient.List(ctx, &list, client.InNamespace(namespace))).To(Succeed())
-		var seen []string
-		for _, e := range list.Items {
-			if e.Regarding.Name == name {
-				if e.Reason == reason {
-					found = e
-					return
-				}
-				seen = append(seen, e.Reason)
-			}
-		}
-		g.Expect(seen).To(ContainElement(reason), "events about %s/%s", namespace, name)
-	}).WithTimeout(20 * time.Second).Should(Succeed())
-	return found
-}
-
-// expectGone waits until obj no longer exists.
-func expectGone(obj client.Object) {
-	GinkgoHelper()
-	Eventually(func() bool {
-		err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-		return apierrors.IsNotFound(err)
-	}).WithTimeout(20*time.Second).Should(BeTrue(), "%s still exists", obj.GetName())
-}
-
-// logFigure prints a measured figure so that it shows in `go test -v`
-// output and in the Ginkgo report.
-func logFigure(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	AddReportEntry("figure", msg)
-	fmt.Fprintln(GinkgoWriter, msg)
-	if os.Getenv(scaleTestEnv) != "" {
-		fmt.Println(msg)
-	}
 }

@@ -41,6 +41,9 @@ func TestTopicPassDecisions(t *testing.T) {
 		return s
 	}
 	inSync := map[string]string{"retention.ms": "3600000"}
+	// createdAndInSync is a last pass that created the topic at this generation.
+	createdAndInSync := lastPass{ready: metav1.ConditionTrue, reason: ReasonCreated, observed: 2}
+	describeOnly := []string{"DescribeTopic orders"}
 	unreachable := errors.New("dial tcp 10.0.0.1:8080: connect: connection refused")
 
 	for _, tc := range []struct {
@@ -103,7 +106,7 @@ func TestTopicPassDecisions(t *testing.T) {
 			spec:    spec(nil),
 			last:    lastPass{ready: metav1.ConditionFalse, reason: ReasonIncompatible, observed: 2},
 			brokers: newFakeBrokers().withTopic(name, "big", 4, 1, nil),
-			calls:   []string{"DescribeTopic orders"},
+			calls:   describeOnly,
 			want:    passOutcome{ready: "False Incompatible", next: "resync"},
 		},
 		{
@@ -120,27 +123,27 @@ func TestTopicPassDecisions(t *testing.T) {
 		{
 			name:    "a topic in sync costs one describe and keeps its reason",
 			spec:    spec(nil),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonCreated, observed: 2},
+			last:    createdAndInSync,
 			id:      "id-7",
 			brokers: newFakeBrokers().withTopic(name, "id-7", 3, 1, inSync),
-			calls:   []string{"DescribeTopic orders"},
+			calls:   describeOnly,
 			want:    passOutcome{ready: "True Created", next: "resync"},
 			wantID:  "id-7",
 		},
 		{
 			name:    "numbers in the config compare as numbers",
 			spec:    spec(func(s *kairov1alpha1.TopicSpec) { s.Config = map[string]string{"retention.ms": "03600000"} }),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonCreated, observed: 2},
+			last:    createdAndInSync,
 			id:      "id-7",
 			brokers: newFakeBrokers().withTopic(name, "id-7", 3, 1, inSync),
-			calls:   []string{"DescribeTopic orders"},
+			calls:   describeOnly,
 			want:    passOutcome{ready: "True Created", next: "resync"},
 			wantID:  "id-7",
 		},
 		{
 			name:    "config changed on the brokers out of band is set back, with a warning",
 			spec:    spec(nil),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonCreated, observed: 2},
+			last:    createdAndInSync,
 			id:      "id-7",
 			brokers: newFakeBrokers().withTopic(name, "id-7", 3, 1, map[string]string{"retention.ms": "1", "max.message.bytes": "10"}),
 			calls:   []string{"DescribeTopic orders", "SetTopicConfig orders", "DescribeTopic orders"},
@@ -165,10 +168,10 @@ func TestTopicPassDecisions(t *testing.T) {
 		{
 			name:    "more partitions on the brokers than the spec is NotSupported",
 			spec:    spec(nil),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonCreated, observed: 2},
+			last:    createdAndInSync,
 			id:      "id-7",
 			brokers: newFakeBrokers().withTopic(name, "id-7", 5, 1, inSync),
-			calls:   []string{"DescribeTopic orders"},
+			calls:   describeOnly,
 			want: passOutcome{ready: "False NotSupported",
 				message: `Topic "orders" has 5 partitions on the brokers and the spec asks for 3; partitions cannot be decreased`,
 				events: []string{`Warning NotSupported Topic "orders" has 5 partitions on the brokers and the spec asks for 3; ` +
@@ -179,10 +182,10 @@ func TestTopicPassDecisions(t *testing.T) {
 		{
 			name:    "a topic deleted out of band is reported and not recreated",
 			spec:    spec(nil),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonCreated, observed: 2},
+			last:    createdAndInSync,
 			id:      "id-7",
 			brokers: newFakeBrokers(),
-			calls:   []string{"DescribeTopic orders"},
+			calls:   describeOnly,
 			want: passOutcome{ready: "False DeletedOutOfBand",
 				message: `Topic "orders" was deleted on the brokers out of band; set spec.recreateIfDeleted to create it again`,
 				events: []string{`Warning TopicDeletedOutOfBand Topic "orders" (id id-7) was deleted on the brokers out of band; ` +
@@ -205,10 +208,10 @@ func TestTopicPassDecisions(t *testing.T) {
 		{
 			name:    "a topic deleted and created again out of band is adopted, with a warning",
 			spec:    spec(nil),
-			last:    lastPass{ready: metav1.ConditionTrue, reason: ReasonCreated, observed: 2},
+			last:    createdAndInSync,
 			id:      "id-7",
 			brokers: newFakeBrokers().withTopic(name, "id-9", 3, 1, inSync),
-			calls:   []string{"DescribeTopic orders"},
+			calls:   describeOnly,
 			want: passOutcome{ready: "True Adopted", events: []string{
 				`Warning TopicReplacedOutOfBand Topic "orders" was deleted and created again on the brokers out of band (id id-9, was id-7); adopting it`,
 			}, next: "resync"},
@@ -238,7 +241,7 @@ func TestTopicPassDecisions(t *testing.T) {
 			last:    lastPass{ready: metav1.ConditionFalse, reason: ReasonReassigning, observed: 2},
 			id:      "id-7",
 			brokers: newFakeBrokers().withTopic(name, "id-7", 3, 3, inSync),
-			calls:   []string{"DescribeTopic orders"},
+			calls:   describeOnly,
 			want:    passOutcome{ready: "True Updated", message: `Topic "orders" has 3 partitions with 3 replicas`, next: "resync"},
 			wantID:  "id-7",
 		},

@@ -122,8 +122,9 @@ type loadSnapshot struct {
 }
 
 func snapshot(host string, pids map[string]int) loadSnapshot {
-	s := loadSnapshot{at: time.Now(), reconciles: reconcileCount("topic"), brokerCalls: brokerCalls.host(host),
-		statusWrites: kubeWrites.status.Load(), otherWrites: kubeWrites.other.Load(), cpu: map[string]time.Duration{}}
+	s := loadSnapshot{at: time.Now(), reconciles: reconcileCount("topic"), brokerCalls: int64(brokerCalls.count(0, toHost(host))),
+		statusWrites: int64(managerCalls.count(0, statusWrites("topics"))),
+		otherWrites:  int64(managerCalls.count(0, otherWrites("topics"))), cpu: map[string]time.Duration{}}
 	for name, pid := range pids {
 		s.cpu[name] = processCPU(pid)
 	}
@@ -214,7 +215,7 @@ func countReady() int {
 	Expect(k8sClient.List(ctx, &list, client.InNamespace(scaleNamespace))).To(Succeed())
 	n := 0
 	for _, t := range list.Items {
-		c := readyCondition(t.Status.Conditions)
+		c := condition(t.Status.Conditions, kairov1alpha1.ConditionReady)
 		if c.Status == metav1.ConditionTrue && t.Status.ObservedGeneration == t.Generation {
 			n++
 		}
@@ -309,7 +310,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 		// status writes are counted in this process, so wait for n of them,
 		// then check with one list that every Topic is Ready.
 		Eventually(func() int64 {
-			return kubeWrites.status.Load() - start.statusWrites
+			return int64(managerCalls.count(0, statusWrites("topics"))) - start.statusWrites
 		}).WithTimeout(10 * time.Minute).WithPolling(20 * time.Millisecond).Should(BeNumerically(">=", n))
 		allReady := time.Since(start.at)
 		ready := snapshot(bp.host, pids)
@@ -324,7 +325,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 		logFigure("Scale: created in the API server in %s; all Ready after %s",
 			created.Round(time.Millisecond), allReady.Round(time.Millisecond))
 		logFigure("Scale: mean latency during creation: broker calls %v, API server writes %v",
-			brokerCalls.meanLatency(), kubeWrites.meanLatency())
+			brokerCalls.meanLatency(toHost(bp.host)), managerCalls.meanLatency(all(isWrite, isObjectOf("topics"))))
 		logFigure("Scale: CPU time during creation: %s (load average before: %s)", create.cpuString(), loadBefore)
 		logFigure("Scale: during creation %.0f reconciles, %d broker calls, %d status writes, %d other writes (finalizers) — per Topic %.2f / %.2f / %.2f / %.2f",
 			create.reconciles, create.brokerCalls, create.statusWrites, create.otherWrites,

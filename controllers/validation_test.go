@@ -30,7 +30,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -49,11 +48,6 @@ func parseObject(manifest string) *unstructured.Unstructured {
 	Expect(yaml.Unmarshal([]byte(manifest), &obj.Object)).To(Succeed())
 	obj.SetNamespace(validationNamespace)
 	return obj
-}
-
-// uniqueName gives every spec its own object so specs stay independent.
-func uniqueName(prefix string) string {
-	return prefix + "-" + rand.String(6)
 }
 
 func clusterManifest(name, specExtra string) string {
