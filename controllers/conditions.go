@@ -64,6 +64,18 @@ const (
 	ReasonRollingRestart = "RollingRestart"
 )
 
+// KairoCluster: QuorumFaultTolerant, whether the metadata quorum goes on
+// through the restart or loss of any one broker.
+const (
+	// ReasonToleratesBrokerLoss: three or more voters (True).
+	ReasonToleratesBrokerLoss = "ToleratesBrokerLoss"
+	// ReasonOneVoter: one voter, which stops the quorum while it restarts
+	// or is down (False).
+	ReasonOneVoter = "OneVoter"
+	// ReasonTwoVoters: two voters, both needed for a majority (False).
+	ReasonTwoVoters = "TwoVoters"
+)
+
 // KairoCluster: events only.
 const (
 	// ReasonDeleted: a child the cluster no longer needs was deleted.
@@ -74,6 +86,9 @@ const (
 	ReasonRestartingBroker = "RestartingBroker"
 	// ReasonRecovered: the cluster is no longer Degraded.
 	ReasonRecovered = "Recovered"
+	// ReasonQuorumReduced: a two-voter quorum an earlier operator created
+	// was reduced to one voter.
+	ReasonQuorumReduced = "QuorumReduced"
 )
 
 // Shared by KairoCluster children (events) and Topic (Ready True).

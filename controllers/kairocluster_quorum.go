@@ -29,15 +29,6 @@ import (
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 )
 
-// Reasons of the QuorumFaultTolerant condition, and of the event of a
-// two-voter quorum reduced to one.
-const (
-	ReasonQuorumReduced       = "QuorumReduced"
-	ReasonToleratesBrokerLoss = "ToleratesBrokerLoss"
-	ReasonOneVoter            = "OneVoter"
-	ReasonTwoVoters           = "TwoVoters"
-)
-
 // quorumCondition says whether the metadata quorum of voters (broker ids)
 // goes on through the restart or loss of any one broker. A quorum commits
 // with a majority of its voters, so it tolerates the loss of (v-1)/2 of
