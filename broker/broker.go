@@ -28,6 +28,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
@@ -50,6 +51,8 @@ type Broker struct {
 	peerClient *peer.Client
 	peers      *peers
 	rr         sync.Map // topic → *roundRobin
+	// memory bounds what requests hold at once (broker/memory).
+	memory memory.Budget
 
 	// managerReady closes once replicas is set; coordinator loads wait for
 	// it because leadership callbacks can arrive while NewManager runs.
@@ -74,7 +77,8 @@ func New(cfg Config) (*Broker, error) {
 	s := cfg.Settings
 	pc := peer.NewClient(cfg.PeerSecret)
 	b := &Broker{cfg: cfg, settings: s, id: cfg.ID, log: cfg.Logger.With("broker", cfg.ID), now: cfg.Now,
-		peerClient: pc, peers: newPeers(pc), managerReady: make(chan struct{})}
+		peerClient: pc, peers: newPeers(pc), managerReady: make(chan struct{}),
+		memory: memory.NewBudget(s.QueuedMaxRequestBytes, s.QueuedMaxResponseBytes)}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.coords = newCoordinators(b)
 
@@ -282,6 +286,10 @@ func (b *Broker) Close() error {
 	})
 	return err
 }
+
+// Memory is the broker's request and reply memory budget: front doors
+// charge request bodies to it, Fetch its replies.
+func (b *Broker) Memory() memory.Budget { return b.memory }
 
 // ID is the broker id.
 func (b *Broker) ID() int32 { return b.id }

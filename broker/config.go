@@ -89,6 +89,9 @@ func (c *Config) setDefaults() error {
 	if c.Settings == (Settings{}) {
 		c.Settings = DefaultSettings()
 	}
+	if err := c.Settings.validate(); err != nil {
+		return err
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/group"
+	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -145,6 +146,9 @@ var errorRules = []struct {
 	// A group journal record that does not decode: the coordinator cannot
 	// load the group here; another replica of its partition may.
 	{group.ErrInvalidRecord, client.CodeCoordinatorNotAvailable},
+
+	// memory: the broker's request and reply budget is in use.
+	{memory.ErrExhausted, client.CodeBrokerBusy},
 
 	// metadata: the quorum and the controller.
 	{metadata.ErrUnknownTopic, client.CodeUnknownTopic},

@@ -19,6 +19,7 @@ import (
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/group"
+	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -68,6 +69,8 @@ var clientErrorTable = []struct {
 	{"group.ErrUnknownPartition", group.ErrUnknownPartition, client.CodeUnknownPartition, 404},
 	{"group.ErrCoordinatorNotAvailable", group.ErrCoordinatorNotAvailable, client.CodeCoordinatorNotAvailable, 503},
 	{"group.ErrInvalidRecord", group.ErrInvalidRecord, client.CodeCoordinatorNotAvailable, 503},
+
+	{"memory.ErrExhausted", memory.ErrExhausted, client.CodeBrokerBusy, 503},
 
 	{"metadata.ErrUnknownTopic", metadata.ErrUnknownTopic, client.CodeUnknownTopic, 404},
 	{"metadata.ErrTopicExists", metadata.ErrTopicExists, client.CodeTopicAlreadyExists, 409},
@@ -134,7 +137,7 @@ func TestErrorTableCoversEveryDeclaredError(t *testing.T) {
 		inTable[row.name] = true
 	}
 	var missing []string
-	for _, dir := range []string{"storage", "replica", "group", "cluster/metadata", "cluster"} {
+	for _, dir := range []string{"storage", "replica", "group", "memory", "cluster/metadata", "cluster"} {
 		for _, name := range declaredErrors(t, dir) {
 			if !inTable[name] {
 				missing = append(missing, name)

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -54,24 +55,43 @@ func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error
 }
 
 func (b *Broker) localFetch(ctx context.Context, args FetchArgs) (*FetchResult, error) {
-	offset := args.Offset
-	if offset < 0 {
-		info, err := b.replicas.PartitionInfo(args.Topic, args.Partition)
-		if err != nil {
-			return nil, err
-		}
-		offset = info.LogStartOffset
-	}
-	res, err := b.replicas.Fetch(ctx, args.Topic, args.Partition, offset, args.MaxBytes, args.MaxRecords, args.Wait)
+	info, err := b.replicas.PartitionInfo(args.Topic, args.Partition)
 	if err != nil {
 		return nil, err
 	}
+	offset := args.Offset
+	if offset < 0 {
+		offset = info.LogStartOffset
+	}
+	if args.Wait > 0 && offset >= info.HighWatermark {
+		// A long poll waits for its first record without holding any of
+		// the reply budget: waiting consumers would otherwise take it all.
+		probe, err := b.replicas.Fetch(ctx, args.Topic, args.Partition, offset, 1, 1, args.Wait)
+		if err != nil {
+			return nil, err
+		}
+		if len(probe.Records) == 0 {
+			return b.fetchResult(args, offset, probe), nil
+		}
+	}
+	if err := b.chargeFetch(ctx, &args); err != nil {
+		return nil, err
+	}
+	res, err := b.replicas.Fetch(ctx, args.Topic, args.Partition, offset, args.MaxBytes, args.MaxRecords, 0)
+	if err != nil {
+		return nil, err
+	}
+	return b.fetchResult(args, offset, res), nil
+}
+
+// fetchResult is what a consumer is answered from a replica's read.
+func (b *Broker) fetchResult(args FetchArgs, offset int64, res replica.FetchResult) *FetchResult {
 	out := &FetchResult{Topic: args.Topic, Partition: args.Partition, Records: res.Records,
 		HighWatermark: res.HighWatermark, LogStartOffset: res.LogStartOffset, NextOffset: offset}
 	if k := len(res.Records); k > 0 {
 		out.NextOffset = res.Records[k-1].Offset + 1
 	}
-	return out, nil
+	return out
 }
 
 func (b *Broker) proxyFetch(ctx context.Context, args FetchArgs, leader, epoch int32) (*FetchResult, error) {
@@ -84,6 +104,9 @@ func (b *Broker) proxyFetch(ctx context.Context, args FetchArgs, leader, epoch i
 		MaxRecords: args.MaxRecords, MaxBytes: args.MaxBytes, WaitMs: int(args.Wait.Milliseconds()), Encoding: client.EncodingBase64})
 	if err != nil {
 		return nil, peerError(err, client.CodeLeaderNotAvailable, leader)
+	}
+	if err := b.chargeProxiedFetch(ctx, resp); err != nil {
+		return nil, err
 	}
 	out := &FetchResult{Topic: resp.Topic, Partition: resp.Partition, HighWatermark: resp.HighWatermark,
 		LogStartOffset: resp.LogStartOffset, NextOffset: resp.NextOffset, Records: make([]storage.Record, len(resp.Records))}
@@ -117,4 +140,42 @@ func sortHeaders(h []storage.Header) {
 			h[j], h[j-1] = h[j-1], h[j]
 		}
 	}
+}
+
+// fetchRecordOverhead is what a fetched record takes besides its bytes:
+// its storage.Record and its share of the reply.
+const fetchRecordOverhead = 96
+
+// chargeFetch charges the request's account, before a local read, with
+// the reply memory a fetch of args' limits can take: the bytes read (at
+// least one record, even one past max_bytes), the records decoded from
+// them and the reply built from those, about three times the bytes, plus
+// the records themselves. One fetch may take at most half of the budget:
+// its max_bytes and max_records are lowered to fit (they are upper bounds).
+func (b *Broker) chargeFetch(ctx context.Context, args *FetchArgs) error {
+	acct := memory.AccountFrom(ctx)
+	if acct == nil {
+		return nil
+	}
+	pool := b.memory.Responses
+	quarter := pool.Size() / 4
+	args.MaxBytes = int(min(int64(args.MaxBytes), max(quarter/3, 1)))
+	args.MaxRecords = int(min(int64(args.MaxRecords), max(quarter/fetchRecordOverhead, 1)))
+	n := 3*max(int64(args.MaxBytes), int64(b.settings.MessageMaxBytes)) + int64(args.MaxRecords)*fetchRecordOverhead
+	return acct.Charge(pool, n)
+}
+
+// chargeProxiedFetch charges the request's account with the reply memory
+// of a fetch another broker answered, now that its size is known. (The
+// leader charged its own budget before reading, which bounds how many such
+// replies can be on their way at once.)
+func (b *Broker) chargeProxiedFetch(ctx context.Context, resp *client.FetchResponse) error {
+	n := int64(len(resp.Records)) * fetchRecordOverhead
+	for _, r := range resp.Records {
+		n += 3 * int64(len(r.Message))
+		if r.Key != nil {
+			n += 3 * int64(len(*r.Key))
+		}
+	}
+	return memory.AccountFrom(ctx).Charge(b.memory.Responses, n)
 }

@@ -33,6 +33,14 @@ type Settings struct {
 	LogRetentionCheckMs      time.Duration
 	MessageMaxBytes          int
 	MaxRequestBytes          int64
+	// QueuedMaxRequestBytes bounds the request bodies, and what they
+	// decode to, that the broker holds at once; QueuedMaxResponseBytes the
+	// fetch replies (broker/memory).
+	QueuedMaxRequestBytes  int64
+	QueuedMaxResponseBytes int64
+	// ClientIOTimeout is how long a client may take to send a request's
+	// body, and to read a reply.
+	ClientIOTimeout time.Duration
 
 	BrokerSessionTimeout    time.Duration
 	BrokerHeartbeatInterval time.Duration
@@ -71,6 +79,9 @@ func DefaultSettings() Settings {
 		LogRetentionCheckMs:           5 * time.Minute,
 		MessageMaxBytes:               1 << 20,
 		MaxRequestBytes:               16 << 20,
+		QueuedMaxRequestBytes:         100 << 20,
+		QueuedMaxResponseBytes:        100 << 20,
+		ClientIOTimeout:               30 * time.Second,
 		BrokerSessionTimeout:          cluster.DefaultSessionTimeout,
 		BrokerHeartbeatInterval:       cluster.DefaultHeartbeatInterval,
 		ReplicaLagTimeMax:             10 * time.Second,
@@ -163,6 +174,9 @@ var settingKeys = []settingKey{
 	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", topicKey(topicconfig.FlushMs, func(s *Settings, n int64) { s.LogFlushIntervalMs = time.Duration(n) * time.Millisecond })},
 	{"message.max.bytes", "largest batch a produce may write to one partition", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MessageMaxBytes = int(n) })},
 	{"max.request.bytes", "largest HTTP request body (413 BODY_TOO_LARGE above it)", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.MaxRequestBytes = n })},
+	{"queued.max.request.bytes", "request bodies, and what they decode to, the broker holds at once across all requests (503 BROKER_BUSY beyond it); at least 4 × max.request.bytes", intKey(4096, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxRequestBytes = n })},
+	{"queued.max.response.bytes", "fetch replies the broker builds at once across all requests (503 BROKER_BUSY beyond it)", intKey(1<<20, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxResponseBytes = n })},
+	{"client.io.timeout.ms", "how long a client may take to send a request body, and to read a reply, before its connection is closed", msKey(1, func(s *Settings, d time.Duration) { s.ClientIOTimeout = d })},
 	{"broker.session.timeout.ms", "a broker silent this long is fenced and loses its leaderships", msKey(1, func(s *Settings, d time.Duration) { s.BrokerSessionTimeout = d })},
 	{"broker.heartbeat.interval.ms", "how often a broker heartbeats the controller", msKey(1, func(s *Settings, d time.Duration) { s.BrokerHeartbeatInterval = d })},
 	{"replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", msKey(1, func(s *Settings, d time.Duration) { s.ReplicaLagTimeMax = d })},
@@ -225,6 +239,22 @@ func (s *Settings) validate() error {
 	if s.BrokerHeartbeatInterval >= s.BrokerSessionTimeout {
 		return fmt.Errorf("broker.heartbeat.interval.ms (%v) must be below broker.session.timeout.ms (%v)",
 			s.BrokerHeartbeatInterval, s.BrokerSessionTimeout)
+	}
+	if s.QueuedMaxRequestBytes < 4*s.MaxRequestBytes {
+		// A body of max.request.bytes grows its buffer by doubling (the old
+		// and the new buffer are held during the copy), and decoding it is
+		// charged too: it must fit the part of the pool large bodies share.
+		return fmt.Errorf("queued.max.request.bytes (%d) must be at least 4 × max.request.bytes (%d)",
+			s.QueuedMaxRequestBytes, s.MaxRequestBytes)
+	}
+	if s.QueuedMaxResponseBytes < 16*int64(s.MessageMaxBytes) {
+		// A fetch returns at least one record, of up to message.max.bytes,
+		// and may take half of the reply budget (Broker.chargeFetch).
+		return fmt.Errorf("queued.max.response.bytes (%d) must be at least 16 × message.max.bytes (%d)",
+			s.QueuedMaxResponseBytes, s.MessageMaxBytes)
+	}
+	if s.ClientIOTimeout <= 0 {
+		return fmt.Errorf("client.io.timeout.ms must be positive")
 	}
 	if s.GroupMinSessionTimeout > s.GroupMaxSessionTimeout {
 		return fmt.Errorf("group.min.session.timeout.ms is above group.max.session.timeout.ms")

@@ -35,6 +35,7 @@ const (
 	CodeReassignmentInProgress  = "REASSIGNMENT_IN_PROGRESS"
 	CodeTopicDeletionInProgress = "TOPIC_DELETION_IN_PROGRESS"
 	CodeBodyTooLarge            = "BODY_TOO_LARGE"
+	CodeBodyTimeout             = "BODY_TIMEOUT"
 	CodeRecordTooLarge          = "RECORD_TOO_LARGE"
 	CodeUnsupportedMediaType    = "UNSUPPORTED_MEDIA_TYPE"
 	CodeOffsetOutOfRange        = "OFFSET_OUT_OF_RANGE"
@@ -51,6 +52,7 @@ const (
 	CodeCoordinatorNotAvailable      = "COORDINATOR_NOT_AVAILABLE"
 	CodeNotController                = "NOT_CONTROLLER"
 	CodeStorageError                 = "STORAGE_ERROR"
+	CodeBrokerBusy                   = "BROKER_BUSY"
 	CodeRequestTimedOut              = "REQUEST_TIMED_OUT"
 	CodeInternal                     = "INTERNAL"
 	CodeBrokerUnavailable            = "BROKER_UNAVAILABLE"
@@ -112,6 +114,7 @@ var statuses = map[string]int{
 	CodeStaleBrokerEpoch:       http.StatusConflict,
 	CodeNotReplica:             http.StatusConflict,
 
+	CodeBodyTimeout:          http.StatusRequestTimeout,
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
 	CodeRecordTooLarge:       http.StatusRequestEntityTooLarge,
 	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
@@ -126,6 +129,7 @@ var statuses = map[string]int{
 	CodeCoordinatorNotAvailable:      http.StatusServiceUnavailable,
 	CodeNotController:                http.StatusServiceUnavailable,
 	CodeStorageError:                 http.StatusServiceUnavailable,
+	CodeBrokerBusy:                   http.StatusServiceUnavailable,
 	CodeRequestTimedOut:              http.StatusServiceUnavailable,
 	CodeBrokerUnavailable:            http.StatusServiceUnavailable,
 

@@ -34,6 +34,7 @@ const (
 	CodeReassignmentInProgress       = api.CodeReassignmentInProgress
 	CodeTopicDeletionInProgress      = api.CodeTopicDeletionInProgress
 	CodeBodyTooLarge                 = api.CodeBodyTooLarge
+	CodeBodyTimeout                  = api.CodeBodyTimeout
 	CodeRecordTooLarge               = api.CodeRecordTooLarge
 	CodeUnsupportedMediaType         = api.CodeUnsupportedMediaType
 	CodeOffsetOutOfRange             = api.CodeOffsetOutOfRange
@@ -44,6 +45,7 @@ const (
 	CodeCoordinatorNotAvailable      = api.CodeCoordinatorNotAvailable
 	CodeNotController                = api.CodeNotController
 	CodeStorageError                 = api.CodeStorageError
+	CodeBrokerBusy                   = api.CodeBrokerBusy
 	CodeRequestTimedOut              = api.CodeRequestTimedOut
 	CodeInternal                     = api.CodeInternal
 	CodeBrokerUnavailable            = api.CodeBrokerUnavailable

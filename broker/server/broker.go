@@ -6,6 +6,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -17,6 +18,8 @@ type Broker interface {
 	// AwaitMetadata returns nil once the broker's metadata has caught up,
 	// waiting a bounded time for it, and a 503 NOT_READY otherwise.
 	AwaitMetadata(ctx context.Context) error
+	// Memory is the broker-wide budget request bodies are charged to.
+	Memory() memory.Budget
 	// Collector exposes partition, log and group gauges to /metrics.
 	Collector() prometheus.Collector
 

@@ -10,55 +10,46 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/memory"
 )
 
 // decodeBody reads the JSON body of r into v. Unknown fields are ignored, so
 // newer clients work with older brokers; a value of the wrong type, a body
 // that is not one JSON object, an empty body and a non-JSON content type are
 // refused with a 4xx naming the problem.
-func decodeBody(r *http.Request, v any) *client.Error {
-	raw, cerr := readBody(r)
+func (s *Server) decodeBody(r *http.Request, v any) *client.Error {
+	raw, cerr := s.readBody(r)
 	if cerr != nil {
+		return cerr
+	}
+	if cerr := s.chargeDecoding(r, raw, scanShape(raw)); cerr != nil {
 		return cerr
 	}
 	return decodeJSON(raw, v)
 }
 
-// readBody checks the content type and reads the (size-limited) body.
-func readBody(r *http.Request) ([]byte, *client.Error) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
-		return nil, client.Errorf(client.CodeUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
-	}
-	var raw []byte
-	var err error
-	if n := r.ContentLength; n > 0 && n <= 1<<20 {
-		raw = make([]byte, n)
-		_, err = io.ReadFull(r.Body, raw)
-		if err == nil {
-			err = expectEOF(r.Body)
-		}
-	} else {
-		raw, err = io.ReadAll(r.Body)
-	}
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", tooBig.Limit)
-		}
-		return nil, client.Errorf(client.CodeInvalidJSON, "reading request body: %v", err)
-	}
-	return raw, nil
-}
+// decodedValueBytes is what one JSON value of a body takes once decoded,
+// and what the broker builds from it: 70–150 bytes measured for produce
+// records, header maps and config maps, slice growth included.
+const decodedValueBytes = 128
 
-// expectEOF checks that a body sent as many bytes as it announced.
-func expectEOF(r io.Reader) error {
-	var one [1]byte
-	if n, err := r.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
-		if err == nil {
-			err = errors.New("body longer than its Content-Length")
-		}
-		return err
+// chargeDecoding charges the request's account, before a body is decoded,
+// with what decoding it will build: its values, and copies of its bytes. A
+// body that would take more than half of the request budget is refused as
+// too large, since it could never be served; otherwise a budget in use by
+// other requests is 503 BROKER_BUSY.
+func (s *Server) chargeDecoding(r *http.Request, raw []byte, shape jsonShape) *client.Error {
+	n := int64(shape.values)*decodedValueBytes + int64(len(raw))
+	pool := s.b.Memory().Requests
+	if n > pool.Size()/2 {
+		return client.Errorf(client.CodeBodyTooLarge, "the request body holds %d JSON values, which would take %d bytes to decode; at most %d may be (half of queued.max.request.bytes)",
+			shape.values, n, pool.Size()/2)
+	}
+	if err := memory.AccountFrom(r.Context()).Charge(pool, n); err != nil {
+		e, _ := broker.ClientError(err)
+		return e
 	}
 	return nil
 }

@@ -15,8 +15,11 @@ import (
 // "headers", malformed input), and the caller then decodes with
 // encoding/json, which also words the error. For every input it accepts it
 // yields what encoding/json would (FuzzFastProduce checks this).
-func fastProduce(raw []byte) (body produceBody, ok bool) {
-	p := fastParser{b: raw}
+//
+// records is how many records the body holds (scanShape), so that their
+// slice is allocated once.
+func fastProduce(raw []byte, records int) (body produceBody, ok bool) {
+	p := fastParser{b: raw, recordCount: records}
 	p.ws()
 	ok = p.object(func(key string) bool { return p.topField(&body, key) })
 	return body, ok && p.end()
@@ -55,9 +58,10 @@ func (p *fastParser) object(field func(key string) bool) bool {
 }
 
 type fastParser struct {
-	b          []byte
-	i          int
-	sawRecords bool
+	b           []byte
+	i           int
+	sawRecords  bool
+	recordCount int // the records the body holds, as counted before parsing
 }
 
 func (p *fastParser) ws() {
@@ -213,7 +217,7 @@ func (p *fastParser) records(body *produceBody) bool {
 	if !p.eat('[') {
 		return false
 	}
-	recs := make([]produceRecordBody, 0, 16)
+	recs := make([]produceRecordBody, 0, p.recordCount)
 	p.ws()
 	if !p.eat(']') {
 		for {

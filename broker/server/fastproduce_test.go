@@ -20,7 +20,7 @@ func FuzzFastProduce(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		fast, ok := fastProduce([]byte(s))
+		fast, ok := fastProduce([]byte(s), scanShape([]byte(s)).records)
 		if !ok {
 			return
 		}

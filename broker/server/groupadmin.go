@@ -50,7 +50,7 @@ func (s *Server) setGroupConfig(w http.ResponseWriter, r *http.Request) {
 		SessionTimeoutMs   *int64  `json:"session_timeout_ms"`
 		AssignmentStrategy *string `json:"assignment_strategy"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -93,7 +93,7 @@ func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
 		Timestamp *int64    `json:"timestamp"`
 		Topics    *[]string `json:"topics"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -39,7 +39,7 @@ func (s *Server) joinGroup(w http.ResponseWriter, r *http.Request) {
 		RebalanceTimeoutMs *int64    `json:"rebalance_timeout_ms"`
 		ClientID           *string   `json:"client_id"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -102,7 +102,7 @@ func (s *Server) syncGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body generationBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -125,7 +125,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body generationBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -149,7 +149,7 @@ func (s *Server) leaveGroup(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		MemberID *string `json:"member_id"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -179,7 +179,7 @@ func (s *Server) commitOffsets(w http.ResponseWriter, r *http.Request) {
 			Metadata  string  `json:"metadata"`
 		} `json:"offsets"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

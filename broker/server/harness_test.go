@@ -185,7 +185,7 @@ func startNode(t testing.TB, o nodeOptions) *node {
 		peerLn.Close()
 		t.Fatal(err)
 	}
-	public := server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes})
+	public := server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes, BodyTimeout: s.ClientIOTimeout})
 	counter := &requestCounter{next: public}
 	srv := serveOn(ln, counter)
 	peerSrv := serveOn(peerLn, &requestCounter{next: b.PeerHandler(public), state: counter.shared()})

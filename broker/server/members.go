@@ -39,7 +39,7 @@ func trimmed(s *string) string {
 func (s *Server) memberOp(w http.ResponseWriter, r *http.Request, status string,
 	op func(r *http.Request, group, member string) error) {
 	var body memberBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -121,7 +121,7 @@ func (b *timeoutBody) timeout() (int64, *client.Error) {
 
 func (s *Server) removeStale(w http.ResponseWriter, r *http.Request) {
 	var body timeoutBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -150,7 +150,7 @@ func (s *Server) assign(w http.ResponseWriter, r *http.Request) {
 			ID *string `json:"id"`
 		} `json:"members"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -186,7 +186,7 @@ func (s *Server) assign(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) rebalance(w http.ResponseWriter, r *http.Request) {
 	var body timeoutBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -209,7 +209,7 @@ func (s *Server) rebalance(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) cleanupAndRebalance(w http.ResponseWriter, r *http.Request) {
 	var body timeoutBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -274,7 +274,7 @@ func (s *Server) commitOffset(w http.ResponseWriter, r *http.Request) {
 		MemberID   *string `json:"member_id"`
 		Generation *int32  `json:"generation"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -57,6 +58,25 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	reg.MustRegister(m.requests, m.duration, m.unrouted, m.bytesOut, m.producedRecs,
 		m.producedBytes, m.fetchedRecs, m.fetchedBytes, m.panics)
 	return m
+}
+
+// registerMemoryMetrics exposes the broker's memory pools: their bound,
+// what is charged now, and the charges refused (503 BROKER_BUSY).
+func registerMemoryMetrics(reg prometheus.Registerer, budget memory.Budget) {
+	for name, p := range map[string]*memory.Pool{"requests": budget.Requests, "responses": budget.Responses} {
+		labels := prometheus.Labels{"pool": name}
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kairo_memory_pool_bytes", ConstLabels: labels,
+				Help: "Bound of a request memory pool (queued.max.request.bytes, queued.max.response.bytes)."},
+				func() float64 { return float64(p.Size()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kairo_memory_pool_in_use_bytes", ConstLabels: labels,
+				Help: "Bytes of a request memory pool that requests hold now."},
+				func() float64 { return float64(p.InUse()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kairo_memory_pool_refused_total", ConstLabels: labels,
+				Help: "Requests refused with 503 BROKER_BUSY because the pool was in use."},
+				func() float64 { return float64(p.Refused()) }),
+		)
+	}
 }
 
 // newRegistry is a registry with the Go runtime and process collectors.

@@ -13,24 +13,36 @@ import (
 	"github.com/kairolog/kairolog/broker/client"
 )
 
-// statusRecorder remembers what a handler answered, for logs and metrics.
+// statusRecorder remembers what a handler answered, for logs and metrics,
+// and puts a deadline on writing the reply.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	code   string
 	bytes  int
+	// writeTimeout bounds how long the reply may take to write, from its
+	// first byte: a client that does not read its reply cannot hold the
+	// connection, and the reply's memory, for longer.
+	writeTimeout time.Duration
 }
 
 func (r *statusRecorder) WriteHeader(status int) {
 	if r.status == 0 {
-		r.status = status
+		r.begin(status)
 	}
 	r.ResponseWriter.WriteHeader(status)
 }
 
+func (r *statusRecorder) begin(status int) {
+	r.status = status
+	if r.writeTimeout > 0 {
+		_ = http.NewResponseController(r.ResponseWriter).SetWriteDeadline(time.Now().Add(r.writeTimeout))
+	}
+}
+
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.begin(http.StatusOK)
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += n
@@ -53,13 +65,13 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // ServeHTTP is the middleware chain: recover, body limit, routing (with
-// JSON 404/405), the wait for the broker's metadata, then metrics and the
-// request log. The same chain serves client requests other brokers proxy
-// here, which arrive on the peer listener already marked forwarded
-// (broker.PeerHandler).
+// JSON 404/405), the request's memory account and body deadline, the wait
+// for the broker's metadata, then metrics and the request log. The same
+// chain serves client requests other brokers proxy here, which arrive on
+// the peer listener already marked forwarded (broker.PeerHandler).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &statusRecorder{ResponseWriter: w, writeTimeout: s.opts.BodyTimeout}
 	// Handler finds the route for metrics; ServeHTTP below matches again
 	// because only it sets the request's path values.
 	h, pattern := s.mux.Handler(r)
@@ -88,6 +100,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if route.needsMetadata {
+		var release func()
+		r, release = s.guardRequest(rec, r, start)
+		defer release()
 		if err := s.b.AwaitMetadata(r.Context()); err != nil {
 			s.writeError(rec, r, err)
 			return
@@ -147,6 +162,15 @@ func (s *Server) observe(r *http.Request, rt *route, rec *statusRecorder, d time
 		s.metrics.unrouted.Inc()
 	}
 	s.metrics.bytesOut.Add(float64(rec.bytes))
+	if rec.code == client.CodeBrokerBusy {
+		// A flood is refused by the thousand: one line each would let it
+		// fill the disk too. kairo_memory_pool_refused_total counts them.
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("Request refused", "method", r.Method, "path", r.URL.Path, "route", name,
+				"status", rec.status, "code", rec.code, "duration", d, "remote", r.RemoteAddr)
+		}
+		return
+	}
 	if rec.status >= 500 {
 		s.log.Warn("Request failed", "method", r.Method, "path", r.URL.Path, "route", name,
 			"status", rec.status, "code", rec.code, "duration", d, "remote", r.RemoteAddr)

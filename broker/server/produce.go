@@ -35,7 +35,7 @@ type produceBody struct {
 }
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
-	body, cerr := decodeProduce(r)
+	body, cerr := s.decodeProduce(r)
 	if cerr != nil {
 		s.writeError(w, r, cerr)
 		return
@@ -152,15 +152,27 @@ func appendProduceResponse(b []byte, topic string, positions []broker.Position, 
 	return append(b, "]}"...)
 }
 
-// decodeProduce reads a produce body, trying the reflection-free parser
-// for the common single-record shape first.
-func decodeProduce(r *http.Request) (produceBody, *client.Error) {
+// maxProduceRecords bounds the records of one produce request, counted
+// before they are decoded (as fetch's max_records bounds a reply).
+const maxProduceRecords = 100_000
+
+// decodeProduce reads a produce body, counts its records and charges what
+// decoding them takes, then decodes it, trying the reflection-free parser
+// for the common shapes first.
+func (s *Server) decodeProduce(r *http.Request) (produceBody, *client.Error) {
 	var body produceBody
-	raw, cerr := readBody(r)
+	raw, cerr := s.readBody(r)
 	if cerr != nil {
 		return body, cerr
 	}
-	if fast, ok := fastProduce(raw); ok {
+	shape := scanShape(raw)
+	if shape.records > maxProduceRecords {
+		return body, client.Errorf(client.CodeBodyTooLarge, "the request carries %d records; a produce request carries at most %d", shape.records, maxProduceRecords)
+	}
+	if cerr := s.chargeDecoding(r, raw, shape); cerr != nil {
+		return body, cerr
+	}
+	if fast, ok := fastProduce(raw, shape.records); ok {
 		return fast, nil
 	}
 	return body, decodeJSON(raw, &body)

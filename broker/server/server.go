@@ -23,11 +23,17 @@ import (
 // DefaultMaxBodyBytes is max.request.bytes: 16 MiB.
 const DefaultMaxBodyBytes = 16 << 20
 
+// DefaultBodyTimeout is client.io.timeout.ms: 30 s.
+const DefaultBodyTimeout = 30 * time.Second
+
 // Options configures a Server.
 type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes limits request bodies; 0 = DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyTimeout is how long a client may take to send a request's body,
+	// and to read a reply (client.io.timeout.ms); 0 = DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// Registry receives the HTTP metrics and the broker's collector; nil =
 	// a new registry with the Go and process collectors.
 	Registry *prometheus.Registry
@@ -55,6 +61,9 @@ func New(b Broker, opts Options) *Server {
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.BodyTimeout == 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
 	if opts.Registry == nil {
 		opts.Registry = newRegistry()
 	}
@@ -66,6 +75,7 @@ func New(b Broker, opts Options) *Server {
 		routes: map[string]*route{}, now: opts.Now,
 	}
 	s.metrics = newMetrics(opts.Registry)
+	registerMemoryMetrics(opts.Registry, b.Memory())
 	s.panics = s.metrics.panics
 	if c := b.Collector(); c != nil {
 		opts.Registry.MustRegister(c)

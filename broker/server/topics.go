@@ -17,7 +17,7 @@ type createTopicBody struct {
 
 func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) {
 	var body createTopicBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -101,7 +101,7 @@ func (s *Server) addPartitions(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Partitions *int32 `json:"partitions"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -128,7 +128,7 @@ func (s *Server) topicConfig(w http.ResponseWriter, r *http.Request, replace boo
 	var body struct {
 		Config *configMap `json:"config"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -157,7 +157,7 @@ func (s *Server) setReplicationFactor(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		ReplicationFactor *int16 `json:"replication_factor"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := s.decodeBody(r, &body); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

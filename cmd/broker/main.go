@@ -91,7 +91,8 @@ func run(args []string) error {
 	if generated {
 		log.Info("No cluster secret configured: this lone broker generated one, so no other broker can join it (set --peer-secret-file on every broker of a cluster)")
 	}
-	public := server.New(b, server.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes})
+	public := server.New(b, server.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes,
+		BodyTimeout: cfg.Settings.ClientIOTimeout})
 	srv := newHTTPServer(log, public)
 	// The peer listener is a plain TCP listener for now; TLS between
 	// brokers wraps it here (tls.NewListener) without touching the handler.
@@ -123,12 +124,20 @@ func run(args []string) error {
 
 func newHTTPServer(log *slog.Logger, h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler: h,
+		// Headers are small and must arrive promptly: every connection
+		// reading them holds up to MaxHeaderBytes until then. Bodies and
+		// replies have their own deadline (client.io.timeout.ms).
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }
+
+// maxHeaderBytes bounds a request's line and headers (net/http's default
+// is 1 MiB): the API's requests need a few hundred bytes.
+const maxHeaderBytes = 32 << 10
 
 // shutdown moves leaderships away while still serving (followers and the
 // controller need this broker's peer listener meanwhile), then stops both

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/kairolog/kairolog/broker"
+	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/memory"
+)
+
+// Bodies are read with three bounds, so that neither large nor slow
+// requests can take the broker's memory:
+//
+//   - a deadline: the whole body must arrive within Options.BodyTimeout of
+//     the request's start, or the request is answered 408 and its
+//     connection closed (a client that sends its headers and then a byte a
+//     minute holds nothing for long);
+//   - a size: Options.MaxBodyBytes (413 BODY_TOO_LARGE, without reading
+//     a body whose Content-Length says so);
+//   - the broker's request memory (memory.Budget.Requests): the buffer
+//     grows as bytes arrive, never from what Content-Length announces, and
+//     each growth is charged to the request's account first; when the
+//     budget is in use the request is answered 503 BROKER_BUSY (at once,
+//     before any byte is read, when the announced length does not fit).
+
+// firstBodyBuffer is the buffer a body is first read into.
+const firstBodyBuffer = 4 << 10
+
+// guardRequest prepares r for its handler: it gives the request its memory
+// account (released by the returned function once the handler is done)
+// and puts a deadline on its body.
+func (s *Server) guardRequest(w http.ResponseWriter, r *http.Request, start time.Time) (*http.Request, func()) {
+	small := r.ContentLength >= 0 && r.ContentLength <= memory.SmallRequestBytes
+	acct := memory.NewAccount(small)
+	r = r.WithContext(memory.WithAccount(r.Context(), acct))
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(start.Add(s.opts.BodyTimeout)); err == nil {
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		}
+	}
+	return r, acct.Release
+}
+
+// deadlineBody lifts the body's read deadline once the body has been read
+// to its end: the connection stays open for the reply (a long poll, an
+// acks=all produce) and for the requests after it.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	once sync.Once
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
+	}
+	return n, err
+}
+
+// readBody checks the content type and reads the body (see above).
+func (s *Server) readBody(r *http.Request) ([]byte, *client.Error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
+		return nil, client.Errorf(client.CodeUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
+	}
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		return nil, client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", s.opts.MaxBodyBytes)
+	}
+	acct := memory.AccountFrom(r.Context())
+	pool := s.b.Memory().Requests
+	if r.ContentLength > 0 && !pool.Admit(r.ContentLength, r.ContentLength <= memory.SmallRequestBytes) {
+		e, _ := broker.ClientError(pool.Exhausted(r.ContentLength))
+		return nil, e
+	}
+	// The buffer doubles as bytes arrive, up to the announced length when
+	// there is one (the old and the new buffer are charged during a copy).
+	limit := s.opts.MaxBodyBytes + 1 // one more, so an overlong body is seen
+	if r.ContentLength > 0 {
+		limit = r.ContentLength + 1 // one more, to see a body longer than announced
+	}
+	var buf []byte
+	for {
+		if len(buf) == cap(buf) {
+			grown := int64(min(max(2*cap(buf), firstBodyBuffer), int(limit)))
+			if err := acct.Charge(pool, grown); err != nil {
+				e, _ := broker.ClientError(err)
+				return nil, e
+			}
+			next := make([]byte, len(buf), grown)
+			copy(next, buf)
+			acct.Return(pool, int64(cap(buf)))
+			buf = next
+		}
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			if r.ContentLength > 0 && int64(len(buf)) != r.ContentLength {
+				return nil, client.Errorf(client.CodeInvalidJSON, "reading request body: %d bytes where Content-Length announced %d", len(buf), r.ContentLength)
+			}
+			return buf, nil
+		case err != nil:
+			return nil, bodyError(err)
+		case r.ContentLength > 0 && int64(len(buf)) > r.ContentLength:
+			return nil, client.Errorf(client.CodeInvalidJSON, "reading request body: body longer than its Content-Length")
+		}
+	}
+}
+
+// bodyError words a failure to read a body.
+func bodyError(err error) *client.Error {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", tooBig.Limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return client.Errorf(client.CodeBodyTimeout, "the request body did not arrive in time")
+	}
+	return client.Errorf(client.CodeInvalidJSON, "reading request body: %v", err)
+}
