@@ -399,6 +399,18 @@ func (c *Cluster) Running(i int) bool {
 	return p.running()
 }
 
+// PID is the process id of broker i, or 0 when it is not running (tests
+// read its memory from /proc).
+func (c *Cluster) PID(i int) int {
+	p := c.broker(i)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.running() {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
 // Stop stops broker i gracefully (SIGTERM) and waits for it to exit,
 // killing it after 45 s. A stopped broker stays stopped.
 func (c *Cluster) Stop(i int) error { return c.signal(i, syscall.SIGTERM, 45*time.Second) }
