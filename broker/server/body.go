@@ -31,20 +31,28 @@ import (
 // firstBodyBuffer is the buffer a body is first read into.
 const firstBodyBuffer = 4 << 10
 
-// guardRequest prepares r for its handler: it gives the request its memory
-// account (released by the returned function once the handler is done)
-// and puts a deadline on its body.
-func (s *Server) guardRequest(w http.ResponseWriter, r *http.Request, start time.Time) (*http.Request, func()) {
+// withAccount gives the request its memory account, released by the
+// returned function once the handler is done.
+func withAccount(r *http.Request) (*http.Request, func()) {
 	small := r.ContentLength >= 0 && r.ContentLength <= memory.SmallRequestBytes
 	acct := memory.NewAccount(small)
-	r = r.WithContext(memory.WithAccount(r.Context(), acct))
-	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		rc := http.NewResponseController(w)
-		if err := rc.SetReadDeadline(start.Add(s.opts.BodyTimeout)); err == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-		}
+	return r.WithContext(memory.WithAccount(r.Context(), acct)), acct.Release
+}
+
+// limitBody puts a deadline on reading the body of any request, routed or
+// not: net/http itself reads what a handler leaves of a body before it
+// reuses the connection, and a client that sends a byte a minute must not
+// hold it for that either.
+func (s *Server) limitBody(rec *statusRecorder, r *http.Request, start time.Time) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
 	}
-	return r, acct.Release
+	deadline := start.Add(s.opts.BodyTimeout)
+	rc := http.NewResponseController(rec)
+	if err := rc.SetReadDeadline(deadline); err == nil {
+		rec.bodyDeadline = deadline
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, rec: rec}
+	}
 }
 
 // deadlineBody lifts the body's read deadline once the body has been read
@@ -53,13 +61,17 @@ func (s *Server) guardRequest(w http.ResponseWriter, r *http.Request, start time
 type deadlineBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
+	rec  *statusRecorder
 	once sync.Once
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF {
-		b.once.Do(func() { _ = b.rc.SetReadDeadline(time.Time{}) })
+		b.once.Do(func() {
+			_ = b.rc.SetReadDeadline(time.Time{})
+			b.rec.bodyDeadline = time.Time{}
+		})
 	}
 	return n, err
 }

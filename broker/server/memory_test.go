@@ -51,6 +51,27 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	if _, err := conn.Read(make([]byte, 1)); err == nil {
 		t.Fatal("the connection of a timed-out body stayed open")
 	}
+	// A request whose handler does not read its body (a probe, an unknown
+	// path): net/http reads the rest before it would reuse the connection,
+	// under the same deadline.
+	for _, path := range []string{"/health", "/nope"} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(n.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789", path)
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("GET %s with a stalled body: %v", path, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		if _, err := br.ReadByte(); err == nil || time.Since(start) > 9*time.Second {
+			t.Fatalf("GET %s with a stalled body: the connection stayed open (%v)", path, err)
+		}
+		conn.Close()
+	}
 	// A body that arrives in time, on a connection that then waits longer
 	// than the timeout for its reply (a long poll), is unaffected.
 	subset(t, "produce after a stall", n.expect(t, "POST", "/produce", `{"topic":"orders","partition":0,"message":"ok"}`, 200), `{"offset":0}`)

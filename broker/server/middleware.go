@@ -24,6 +24,11 @@ type statusRecorder struct {
 	// first byte: a client that does not read its reply cannot hold the
 	// connection, and the reply's memory, for longer.
 	writeTimeout time.Duration
+	// bodyDeadline is the read deadline of a body not yet read to its end
+	// (limitBody). Before the first byte of a reply net/http reads what the
+	// handler left of the body, up to that deadline, so the reply's own
+	// deadline counts from there.
+	bodyDeadline time.Time
 }
 
 func (r *statusRecorder) WriteHeader(status int) {
@@ -36,7 +41,11 @@ func (r *statusRecorder) WriteHeader(status int) {
 func (r *statusRecorder) begin(status int) {
 	r.status = status
 	if r.writeTimeout > 0 {
-		_ = http.NewResponseController(r.ResponseWriter).SetWriteDeadline(time.Now().Add(r.writeTimeout))
+		from := time.Now()
+		if r.bodyDeadline.After(from) {
+			from = r.bodyDeadline
+		}
+		_ = http.NewResponseController(r.ResponseWriter).SetWriteDeadline(from.Add(r.writeTimeout))
 	}
 }
 
@@ -64,11 +73,11 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// ServeHTTP is the middleware chain: recover, body limit, routing (with
-// JSON 404/405), the request's memory account and body deadline, the wait
-// for the broker's metadata, then metrics and the request log. The same
-// chain serves client requests other brokers proxy here, which arrive on
-// the peer listener already marked forwarded (broker.PeerHandler).
+// ServeHTTP is the middleware chain: recover, body limit and deadline,
+// routing (with JSON 404/405), the request's memory account, the wait for
+// the broker's metadata, then metrics and the request log. The same chain
+// serves client requests other brokers proxy here, which arrive on the
+// peer listener already marked forwarded (broker.PeerHandler).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rec := &statusRecorder{ResponseWriter: w, writeTimeout: s.opts.BodyTimeout}
@@ -95,13 +104,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && s.opts.MaxBodyBytes > 0 {
 		r.Body = http.MaxBytesReader(rec, r.Body, s.opts.MaxBodyBytes)
 	}
+	s.limitBody(rec, r, start)
 	if pattern == "" {
 		s.unrouted(rec, r, h)
 		return
 	}
 	if route.needsMetadata {
 		var release func()
-		r, release = s.guardRequest(rec, r, start)
+		r, release = withAccount(r)
 		defer release()
 		if err := s.b.AwaitMetadata(r.Context()); err != nil {
 			s.writeError(rec, r, err)
