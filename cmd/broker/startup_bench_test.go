@@ -22,9 +22,10 @@ func BenchmarkSingleBrokerStartup(b *testing.B) {
 	}
 	var health, created, ready time.Duration
 	for i := 0; i < b.N; i++ {
-		httpAddr, raftAddr := freeAddr(b), freeAddr(b)
+		httpAddr, raftAddr, peerAddr := freeAddr(b), freeAddr(b), freeAddr(b)
 		base := "http://" + httpAddr
-		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--data-dir", b.TempDir(), "--log-level", "warn")
+		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--peer-listen", peerAddr,
+			"--data-dir", b.TempDir(), "--log-level", "warn")
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
