@@ -4,7 +4,11 @@
 // internal topic __consumer_offsets) into one Broker whose methods the HTTP
 // server (broker/server) calls. It decides where a request runs: produce and
 // fetch on the partition leader, group requests on the group's coordinator,
-// proxying once to the right broker when that is not this one.
+// proxying once to the right broker when that is not this one. Everything
+// it asks another broker goes over the peer transport (broker/peer), served
+// by PeerHandler on the peer listener: the controller's and the replicas'
+// operations, the partition and group views (groupview.go,
+// partitionsview.go) and proxied client requests (peers.go).
 //
 // A coordinator compacts its __consumer_offsets partition itself
 // (compaction.go): it appends a snapshot of its groups and moves the

@@ -69,7 +69,7 @@ func (v groupView) OffsetForTimestamp(ctx context.Context, topic string, p int32
 }
 
 // partitionOffsets reads a partition's bounds from its leader: locally, or
-// over the internal API of the broker that leads it.
+// over the peer transport from the broker that leads it (opOffsets).
 func (b *Broker) partitionOffsets(ctx context.Context, topic string, p int32, ts *int64) (partitionOffsets, error) {
 	t := b.image().Topic(topic)
 	if t == nil {
