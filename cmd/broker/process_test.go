@@ -77,6 +77,9 @@ func TestBrokerProcess(t *testing.T) {
 	mustCall(t, "POST", "http://"+peerAddr+"/internal/controller/delete-topic", `{"name":"orders"}`, 401, `"code":"UNAUTHENTICATED"`)
 	mustCall(t, "POST", base+"/internal/controller/delete-topic", `{"name":"orders"}`, 404, `"code":"NOT_FOUND"`)
 	mustCall(t, "GET", base+"/topics/orders", "", 200, `"name":"orders"`)
+	// Nor does the client port change the internal topic.
+	mustCall(t, "PATCH", base+"/topics/__consumer_offsets/config", `{"config":{"retention.ms":"1"}}`, 403, `"code":"INTERNAL_TOPIC"`)
+	mustCall(t, "DELETE", base+"/topics/__consumer_offsets", "", 403, `"code":"INTERNAL_TOPIC"`)
 	stop(cmd, logs)
 	if !strings.Contains(logs.String(), "Broker stopped") {
 		t.Fatalf("no graceful stop in the logs:\n%s", logs.String())
