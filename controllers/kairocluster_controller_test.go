@@ -122,8 +122,8 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			HaveField("Name", resources.PeerSecretVolume),
 			HaveField("VolumeSource.Secret.SecretName", "kairo-peer-secret"))))
 		Expect(pod.Containers[0].VolumeMounts).To(ContainElement(SatisfyAll(
-			HaveField("Name", resources.PeerSecretVolume), HaveField("MountPath", "/etc/kairolog/peer"), HaveField("ReadOnly", true))))
-		Expect(pod.Containers[0].Args).To(ContainElements("--peer-listen=:9094", "--peer-secret-file=/etc/kairolog/peer/secret"))
+			HaveField("Name", resources.PeerSecretVolume), HaveField("MountPath", "/etc/kairolog-peer"), HaveField("ReadOnly", true))))
+		Expect(pod.Containers[0].Args).To(ContainElements("--peer-listen=:9094", "--peer-secret-file=/etc/kairolog-peer/secret"))
 		Expect(children[1].(*corev1.Service).Spec.Ports).To(ContainElement(SatisfyAll(
 			HaveField("Name", "peer"), HaveField("Port", int32(9094)))))
 		Expect(children[2].(*corev1.Service).Spec.Ports).NotTo(ContainElement(HaveField("Name", "peer")),

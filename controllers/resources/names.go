@@ -79,9 +79,11 @@ const (
 	// Java-properties configuration.
 	PropertiesKey = "broker.properties"
 	// PeerSecretVolume mounts the cluster secret's Secret at
-	// PeerSecretMountDir; the broker reads PeerSecretFile.
+	// PeerSecretMountDir; the broker reads PeerSecretFile. The directory
+	// is not inside ConfigMountDir: a mount point inside another volume's
+	// read-only mount cannot be created.
 	PeerSecretVolume   = "peer-secret"
-	PeerSecretMountDir = "/etc/kairolog/peer"
+	PeerSecretMountDir = "/etc/kairolog-peer"
 	PeerSecretKey      = "secret"
 	PeerSecretFile     = PeerSecretMountDir + "/" + PeerSecretKey
 )

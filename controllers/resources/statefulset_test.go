@@ -94,7 +94,7 @@ func TestStatefulSetShape(t *testing.T) {
 		"--peer-listen=:9094",
 		"--advertised-address=$(POD_NAME).kairo-headless.$(POD_NAMESPACE).svc:8080",
 		"--peer-advertised-address=$(POD_NAME).kairo-headless.$(POD_NAMESPACE).svc:9094",
-		"--peer-secret-file=/etc/kairolog/peer/secret",
+		"--peer-secret-file=/etc/kairolog-peer/secret",
 		"--initial-voters=0@kairo-0.kairo-headless.data.svc:9093,1@kairo-1.kairo-headless.data.svc:9093,2@kairo-2.kairo-headless.data.svc:9093",
 	}
 	if !slices.Equal(ctr.Args, wantArgs) {
@@ -164,8 +164,18 @@ func TestStatefulSetSecurity(t *testing.T) {
 	if m := mounts["config"]; m.MountPath != "/etc/kairolog" || !m.ReadOnly {
 		t.Errorf("config mount %+v", m)
 	}
-	if m := mounts["peer-secret"]; m.MountPath != "/etc/kairolog/peer" || !m.ReadOnly {
+	if m := mounts["peer-secret"]; m.MountPath != "/etc/kairolog-peer" || !m.ReadOnly {
 		t.Errorf("peer secret mount %+v", m)
+	}
+	// A mount point inside another volume's mount would have to be made
+	// in that volume, which a read-only ConfigMap or Secret refuses: the
+	// container could not start.
+	for _, a := range ctr.VolumeMounts {
+		for _, b := range ctr.VolumeMounts {
+			if a.Name != b.Name && strings.HasPrefix(a.MountPath, strings.TrimSuffix(b.MountPath, "/")+"/") {
+				t.Errorf("mount %s (%s) is inside mount %s (%s)", a.Name, a.MountPath, b.Name, b.MountPath)
+			}
+		}
 	}
 	vols := map[string]corev1.Volume{}
 	for _, v := range pod.Volumes {

@@ -147,8 +147,8 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 			// mounted: each pod has it at --peer-secret-file.
 			Expect(p.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.Secret.SecretName", clusterName+"-peer-secret")), "pod %s", p.Name)
 			Expect(p.Spec.Containers[0].VolumeMounts).To(ContainElement(SatisfyAll(
-				HaveField("MountPath", "/etc/kairolog/peer"), HaveField("ReadOnly", true))), "pod %s", p.Name)
-			Expect(p.Spec.Containers[0].Args).To(ContainElement("--peer-secret-file=/etc/kairolog/peer/secret"), "pod %s", p.Name)
+				HaveField("MountPath", "/etc/kairolog-peer"), HaveField("ReadOnly", true))), "pod %s", p.Name)
+			Expect(p.Spec.Containers[0].Args).To(ContainElement("--peer-secret-file=/etc/kairolog-peer/secret"), "pod %s", p.Name)
 		}
 		// Every broker runs the pulled broker image, as its user 65532
 		// with the operator's read-only root.
