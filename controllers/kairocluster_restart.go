@@ -46,7 +46,10 @@ type podView struct {
 	exists      bool
 	terminating bool
 	ready       bool
-	hash        string
+	// running: the broker container is running (it may serve while the
+	// pod is not ready).
+	running bool
+	hash    string
 }
 
 // restartInput is everything planRestart decides from.
@@ -74,7 +77,8 @@ type restartPlan struct {
 	// restart is the broker to restart now, or -1.
 	restart int32
 	// askBrokers: restart only if the brokers say it is safe. False for a
-	// broker that is down anyway, since restarting it takes nothing down.
+	// broker that is down anyway (fenced or not running), since restarting
+	// it takes nothing down.
 	askBrokers bool
 	// wait says why nothing is restarted now.
 	wait string
@@ -85,8 +89,14 @@ type restartPlan struct {
 //
 //   - nothing happens until the StatefulSet controller has seen the current
 //     template and every pod of the StatefulSet exists;
-//   - an outdated broker that is down already is restarted first (it is
-//     not serving, so restarting it costs nothing), one at a time;
+//   - an outdated broker that is down already — its container is not
+//     running, or the metadata shows it fenced or does not list it — is
+//     restarted first, without asking (it serves nothing, so restarting it
+//     costs nothing), one at a time;
+//   - an outdated broker whose pod is not ready but which runs and is not
+//     fenced may still lead partitions and sit in ISRs: it goes next, and
+//     only if the brokers say that stopping it is safe (with the admin API
+//     unreachable the plan waits);
 //   - otherwise every pod must be ready and every broker alive and back in
 //     the ISR of every partition it holds — which is also how the operator
 //     waits for the broker it restarted last;
@@ -111,7 +121,7 @@ func planRestart(in restartInput) restartPlan {
 		plan.wait = fmt.Sprintf("waiting for pod %s to stop", in.deleting)
 		return plan
 	}
-	var downOutdated, downCurrent []int32
+	var downOutdated, notReadyOutdated, downCurrent []int32
 	for id := int32(0); id < in.replicas; id++ {
 		p := in.pods[id]
 		switch {
@@ -119,8 +129,10 @@ func planRestart(in restartInput) restartPlan {
 			plan.wait = fmt.Sprintf("waiting for the pod of broker %d to be recreated", id)
 			return plan
 		case p.ready:
-		case p.hash != in.hash:
+		case p.hash != in.hash && in.down(id):
 			downOutdated = append(downOutdated, id)
+		case p.hash != in.hash:
+			notReadyOutdated = append(notReadyOutdated, id)
 		default:
 			downCurrent = append(downCurrent, id)
 		}
@@ -131,6 +143,15 @@ func planRestart(in restartInput) restartPlan {
 	}
 	if len(downOutdated) > 0 {
 		plan.restart = slices.Max(downOutdated)
+		return plan
+	}
+	if len(notReadyOutdated) > 0 {
+		id := slices.Max(notReadyOutdated)
+		if in.brokers == nil {
+			plan.wait = fmt.Sprintf("waiting for the broker admin API: broker %d is not ready but running, and may still serve", id)
+			return plan
+		}
+		plan.restart, plan.askBrokers = id, true
 		return plan
 	}
 	if in.brokers == nil {
@@ -162,6 +183,21 @@ func planRestart(in restartInput) restartPlan {
 	return plan
 }
 
+// down reports a broker that serves nothing: its container is not running,
+// or the metadata (when the admin API answered) shows it fenced or does
+// not list it at all. A pod that is only not ready is not down: its broker
+// may still lead partitions and count in their ISRs.
+func (in restartInput) down(id int32) bool {
+	if !in.pods[id].running {
+		return true
+	}
+	if in.brokers == nil {
+		return false
+	}
+	b, ok := in.brokers[id]
+	return !ok || b.State == brokerclient.BrokerFenced
+}
+
 // rollingRestart restarts brokers whose pods run an outdated template, one
 // at a time, as planRestart decides. The StatefulSet updates pods OnDelete,
 // so deleting a pod is the restart: the StatefulSet controller recreates it
@@ -182,7 +218,7 @@ func (r *KairoClusterReconciler) rollingRestart(ctx context.Context, st *reconci
 	}
 	for id, pod := range st.pods {
 		in.pods[id] = podView{exists: true, terminating: !pod.DeletionTimestamp.IsZero(), ready: podReady(pod),
-			hash: pod.Annotations[resources.ConfigHashAnnotation]}
+			running: containerRunning(pod, resources.ContainerName), hash: pod.Annotations[resources.ConfigHashAnnotation]}
 	}
 	if st.meta != nil {
 		in.brokers = map[int32]brokerclient.BrokerInfo{}
@@ -272,4 +308,15 @@ func (r *KairoClusterReconciler) pendingRestart(st *reconcileState) string {
 	}
 	delete(r.restarts, st.key)
 	return ""
+}
+
+// containerRunning reports whether the pod's container name is running,
+// as the kubelet last reported it.
+func containerRunning(pod *corev1.Pod, name string) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == name {
+			return c.State.Running != nil
+		}
+	}
+	return false
 }

@@ -32,7 +32,7 @@ func TestPlanRestart(t *testing.T) {
 	pods := func(hashes ...string) map[int32]podView {
 		m := map[int32]podView{}
 		for i, h := range hashes {
-			m[int32(i)] = podView{exists: true, ready: true, hash: h}
+			m[int32(i)] = podView{exists: true, ready: true, running: true, hash: h}
 		}
 		return m
 	}
@@ -121,11 +121,49 @@ func TestPlanRestart(t *testing.T) {
 			outdated: []int32{0, 1, 2}, waitFor: "[0] to be alive",
 		},
 		{
-			name: "an outdated broker that is down goes first, without asking",
+			name: "an outdated broker that is not running goes first, without asking",
+			in: restartInput{hash: cur, replicas: 3, templateObserved: true, brokers: healthy(3), controller: 2,
+				pods: with(pods(old, old, old), 0, func(p *podView) { p.ready, p.running = false, false })},
+			restart:  0,
+			outdated: []int32{0, 1, 2},
+		},
+		{
+			name: "an outdated broker that is not ready but fenced goes first, without asking",
+			in: restartInput{hash: cur, replicas: 3, templateObserved: true, controller: 2,
+				brokers: brokersWith(healthy(3), 0, func(b *brokerclient.BrokerInfo) { b.State = brokerclient.BrokerFenced }),
+				pods:    with(pods(old, old, old), 0, func(p *podView) { p.ready = false })},
+			restart:  0,
+			outdated: []int32{0, 1, 2},
+		},
+		{
+			name: "an outdated broker that is not ready and not registered goes first, without asking",
+			in: restartInput{hash: cur, replicas: 3, templateObserved: true, controller: 2,
+				brokers: map[int32]brokerclient.BrokerInfo{1: healthy(3)[1], 2: healthy(3)[2]},
+				pods:    with(pods(old, old, old), 0, func(p *podView) { p.ready = false })},
+			restart:  0,
+			outdated: []int32{0, 1, 2},
+		},
+		{
+			// Not ready, but running and alive: it may lead partitions and
+			// count in their ISRs, so it goes first only if stopping it is safe.
+			name: "an outdated broker that is not ready but serving goes first, after asking",
 			in: restartInput{hash: cur, replicas: 3, templateObserved: true, brokers: healthy(3), controller: 2,
 				pods: with(pods(old, old, old), 0, func(p *podView) { p.ready = false })},
 			restart:  0,
+			outdated: []int32{0, 1, 2}, askBrokers: true,
+		},
+		{
+			name: "a down broker goes before one that is only not ready",
+			in: restartInput{hash: cur, replicas: 3, templateObserved: true, brokers: healthy(3), controller: 0,
+				pods: with(with(pods(old, old, old), 2, func(p *podView) { p.ready = false }), 1, func(p *podView) { p.ready, p.running = false, false })},
+			restart:  1,
 			outdated: []int32{0, 1, 2},
+		},
+		{
+			name:     "a broker that is not ready but running while the admin API is unreachable",
+			in:       restartInput{hash: cur, replicas: 3, templateObserved: true, pods: with(pods(old, old, old), 0, func(p *podView) { p.ready = false })},
+			restart:  -1,
+			outdated: []int32{0, 1, 2}, waitFor: "admin API: broker 0 is not ready but running",
 		},
 		{
 			name:     "brokers unreachable",
@@ -136,7 +174,7 @@ func TestPlanRestart(t *testing.T) {
 		{
 			name: "pods beyond the StatefulSet's replicas do not count",
 			in: restartInput{hash: cur, replicas: 2, templateObserved: true, brokers: healthy(2),
-				pods: with(pods(cur, cur, old), 2, func(p *podView) { p.ready = false })},
+				pods: with(pods(cur, cur, old), 2, func(p *podView) { p.ready, p.running = false, false })},
 			restart: -1,
 		},
 	} {

@@ -331,7 +331,7 @@ func (n *Node) updatePodStatus(ctx context.Context, i int, pod *corev1.Pod) erro
 	if ready {
 		want = corev1.ConditionTrue
 	}
-	if pod.Status.Phase == phase && podCondition(pod, corev1.PodReady) == want {
+	if pod.Status.Phase == phase && podCondition(pod, corev1.PodReady) == want && containerRunning(pod) == started {
 		return nil
 	}
 	now := metav1.Now()
@@ -343,8 +343,36 @@ func (n *Node) updatePodStatus(ctx context.Context, i int, pod *corev1.Pod) erro
 	setPodCondition(pod, corev1.PodInitialized, corev1.ConditionTrue, now)
 	setPodCondition(pod, corev1.ContainersReady, want, now)
 	setPodCondition(pod, corev1.PodReady, want, now)
-	n.logf("pod %s: phase %s, ready %s", pod.Name, phase, want)
+	setContainerStatus(pod, started, ready, now)
+	n.logf("pod %s: phase %s, ready %s, running %v", pod.Name, phase, want, started)
 	return n.Client.Status().Update(ctx, pod)
+}
+
+// containerRunning reports whether the pod's status shows its first
+// container running.
+func containerRunning(pod *corev1.Pod) bool {
+	return len(pod.Status.ContainerStatuses) > 0 && pod.Status.ContainerStatuses[0].State.Running != nil
+}
+
+// setContainerStatus reports the broker process as the pod's first
+// container, as a kubelet would: running (ready or not) while the broker
+// runs, waiting otherwise.
+func setContainerStatus(pod *corev1.Pod, running, ready bool, now metav1.Time) {
+	if len(pod.Spec.Containers) == 0 {
+		return
+	}
+	cs := corev1.ContainerStatus{Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image, Ready: ready}
+	if running {
+		started := now
+		if containerRunning(pod) {
+			started = pod.Status.ContainerStatuses[0].State.Running.StartedAt
+		}
+		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
+		cs.Started = &running
+	} else {
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
 }
 
 func podCondition(pod *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
