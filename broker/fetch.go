@@ -42,6 +42,8 @@ func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error
 		}
 		return b.proxyFetch(ctx, args, leader, int32(t.Partitions[args.Partition].LeaderEpoch))
 	}
+	// The replica must hold the topic this image names (topic id).
+	ctx = replica.WithTopicID(ctx, t.ID)
 	res, err := b.localFetch(ctx, args)
 	if err != nil && b.lagging(err, args.Topic, args.Partition) && b.awaitLeader(ctx, args.Topic, args.Partition) {
 		res, err = b.localFetch(ctx, args)

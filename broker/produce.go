@@ -182,7 +182,8 @@ func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args Produ
 	var err error
 	switch {
 	case leader == b.id || leader < 0:
-		return b.appendLocal(ctx, args, p, idx, positions)
+		// The replica must hold the topic this image names (topic id).
+		return b.appendLocal(replica.WithTopicID(ctx, t.ID), args, p, idx, positions)
 	case IsForwarded(ctx):
 		err = leaderNotAvailable("broker %d leads %s-%d; this request was already forwarded", leader, args.Topic, p)
 	default:

@@ -33,6 +33,7 @@ type controller struct {
 	mu          sync.Mutex
 	since       time.Time         // when this controller took over
 	seen        map[int]time.Time // last heartbeat per broker
+	applied     map[int]uint64    // metadata index per broker, as its heartbeats say
 	wantUnfence map[int]bool
 	// restarted are the brokers whose registration under this controller
 	// ended an unfenced previous incarnation (heardFrom leaves them out).
@@ -45,7 +46,7 @@ type controller struct {
 func newController(n *Node) *controller {
 	ctx, cancel := context.WithCancel(n.ctx)
 	c := &controller{n: n, ctx: ctx, cancel: cancel, done: make(chan struct{}), kick: make(chan struct{}, 1),
-		since: time.Now(), seen: map[int]time.Time{}, wantUnfence: map[int]bool{}, restarted: map[int]bool{},
+		since: time.Now(), seen: map[int]time.Time{}, applied: map[int]uint64{}, wantUnfence: map[int]bool{}, restarted: map[int]bool{},
 		lastPreferred: time.Now(), warned: map[string]bool{}}
 	go c.run()
 	return c
@@ -108,8 +109,9 @@ func (c *controller) step() {
 	c.electPreferred()
 }
 
-// heartbeat records a heartbeat from broker id at registration epoch.
-func (c *controller) heartbeat(id int, epoch uint64) (HeartbeatResponse, error) {
+// heartbeat records a heartbeat from broker id at registration epoch, which
+// has applied the metadata up to index.
+func (c *controller) heartbeat(id int, epoch, index uint64) (HeartbeatResponse, error) {
 	if !c.ready.Load() {
 		return HeartbeatResponse{}, ErrNotController
 	}
@@ -122,6 +124,7 @@ func (c *controller) heartbeat(id int, epoch uint64) (HeartbeatResponse, error) 
 	}
 	c.mu.Lock()
 	c.seen[id] = time.Now()
+	c.applied[id] = max(c.applied[id], index)
 	unfence := b.Fenced && !b.ShuttingDown
 	if unfence {
 		c.wantUnfence[id] = true

@@ -82,7 +82,8 @@ func (n *Node) membership() {
 		}
 		ctx, cancel := context.WithTimeout(n.ctx, 2*n.cfg.HeartbeatInterval)
 		sent := time.Now()
-		resp, err := callAnywhere(n, ctx, opHeartbeat, HeartbeatRequest{ID: n.cfg.BrokerID, Epoch: n.epoch.Load()})
+		resp, err := callAnywhere(n, ctx, opHeartbeat, HeartbeatRequest{ID: n.cfg.BrokerID, Epoch: n.epoch.Load(),
+			MetadataIndex: n.Image().Index})
 		cancel()
 		if err == nil {
 			n.heartbeatAnswered(sent, resp.MetadataIndex)

@@ -26,10 +26,13 @@ type RegisterResponse struct {
 	Epoch uint64 `json:"epoch"`
 }
 
-// HeartbeatRequest is a broker's periodic sign of life.
+// HeartbeatRequest is a broker's periodic sign of life. MetadataIndex is
+// the index of the metadata image the broker has applied, so that the
+// controller knows which changes every broker has seen (propagation.go).
 type HeartbeatRequest struct {
-	ID    int    `json:"id"`
-	Epoch uint64 `json:"epoch"`
+	ID            int    `json:"id"`
+	Epoch         uint64 `json:"epoch"`
+	MetadataIndex uint64 `json:"metadata_index,omitempty"`
 }
 
 // HeartbeatResponse tells the broker whether it is fenced, and how far the
@@ -145,7 +148,7 @@ func (n *Node) heartbeat(_ context.Context, req HeartbeatRequest) (HeartbeatResp
 	if err != nil {
 		return HeartbeatResponse{}, err
 	}
-	return ctl.heartbeat(req.ID, req.Epoch)
+	return ctl.heartbeat(req.ID, req.Epoch, req.MetadataIndex)
 }
 
 func (n *Node) brokerCommand(ctx context.Context, t metadata.CommandType, id int) error {

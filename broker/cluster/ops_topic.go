@@ -114,8 +114,11 @@ func (n *Node) deleteTopic(ctx context.Context, req TopicRequest) (Empty, error)
 	if err := metadata.RefuseInternal(n.Image().Topic(req.Name), "deleted"); err != nil {
 		return Empty{}, err
 	}
-	_, err := n.apply(ctx, metadata.Command{Type: metadata.CmdDeleteTopic, DeleteTopic: &metadata.DeleteTopic{Name: req.Name}})
-	return Empty{}, err
+	if _, err := n.apply(ctx, metadata.Command{Type: metadata.CmdDeleteTopic, DeleteTopic: &metadata.DeleteTopic{Name: req.Name}}); err != nil {
+		return Empty{}, err
+	}
+	// Answered once no broker serves the topic any more (propagation.go).
+	return Empty{}, n.awaitEveryBroker(ctx, n.Image().Index)
 }
 
 func (n *Node) createPartitions(ctx context.Context, req CreatePartitionsRequest) (*metadata.Topic, error) {

@@ -58,13 +58,25 @@ func (m *Manager) awaitLease(ctx context.Context) error {
 	}
 }
 
-// leaderUnderLease returns the hosted partition for a leader's request. If
-// it leads, the lease must hold first: after waiting for it, the partition
-// is looked up again, since the confirmed metadata may have replaced it (a
-// stale replica of a deleted topic) or moved its leadership. A replica
-// that does not lead needs no lease: it serves nothing.
+// leaderUnderLease returns the hosted partition for a client's request.
+//
+// A request may name the topic id its broker resolved the topic name to
+// (WithTopicID): a replica of another id is not that topic — the broker's
+// image has a topic created again since, and the manager has not acted on
+// it yet, or the other way round — and the request waits for the manager,
+// as awaitEpoch does, then fails with ErrInconsistentTopicID.
+//
+// If the replica leads, the lease must hold first: after waiting for it,
+// the partition is looked up again, since the confirmed metadata may have
+// replaced it (a stale replica of a deleted topic) or moved its
+// leadership. A replica that does not lead needs no lease: it serves
+// nothing.
 func (m *Manager) leaderUnderLease(ctx context.Context, topic string, partition int32) (*partition, error) {
+	id := topicIDOf(ctx)
 	p, err := m.partition(topic, partition)
+	if err == nil && !p.sameTopic(id) {
+		p, err = m.awaitEpoch(ctx, topic, id, partition, -1)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -74,5 +86,23 @@ func (m *Manager) leaderUnderLease(ctx context.Context, topic string, partition 
 	if err := m.awaitLease(ctx); err != nil {
 		return nil, err
 	}
-	return m.partition(topic, partition)
+	if p, err = m.partition(topic, partition); err == nil && !p.sameTopic(id) {
+		p, err = m.awaitEpoch(ctx, topic, id, partition, -1)
+	}
+	return p, err
+}
+
+type topicIDKey struct{}
+
+// WithTopicID records on a produce's or fetch's ctx the topic id the
+// caller's metadata gives the topic: the replica serves the request only
+// if it holds that topic (see leaderUnderLease).
+func WithTopicID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, topicIDKey{}, id)
+}
+
+// topicIDOf is the id WithTopicID recorded, "" if none.
+func topicIDOf(ctx context.Context) string {
+	id, _ := ctx.Value(topicIDKey{}).(string)
+	return id
 }

@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"os"
@@ -233,5 +235,57 @@ func TestReplicaWithoutTopicIDAdoptsItAndACorruptOneIsKept(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(corrupt, "partition.metadata")); err != nil || string(data) != "garbage" {
 		t.Errorf("a corrupt partition.metadata was changed or deleted: %q, %v", data, err)
+	}
+}
+
+// A produce or fetch that names the topic id its broker's image gives the
+// topic is served only by a replica of that id: in the moment between a
+// broker's image learning that the topic was created again and its
+// replica manager acting on it, the old replica must neither take the
+// record nor serve the old ones. The request waits for the manager, and
+// fails with ErrInconsistentTopicID if it does not come.
+func TestProduceAndFetchNameTheTopicID(t *testing.T) {
+	c := newMemCluster()
+	view := frozenView(c)
+	bs := startBrokers(t, c, 3, func(cfg *Config) {
+		if cfg.BrokerID == 0 {
+			cfg.Metadata = view
+		}
+	})
+	ordersWithID(c, "id-1")
+	show(view, c)
+	waitLeaderOf(t, bs[0], "orders", "id-1")
+	produce(t, bs[0], "orders", recordsOf("old", 3), AcksAll)
+	m := bs[0].manager()
+
+	newer := WithTopicID(context.Background(), "id-2")
+	if _, _, err := m.Produce(newer, "orders", 0, recordsOf("new", 1), AcksLeader, time.Second); !errors.Is(err, ErrInconsistentTopicID) {
+		t.Errorf("produce for id-2 on a replica of id-1: %v, want ErrInconsistentTopicID", err)
+	}
+	if _, err := m.Fetch(newer, "orders", 0, 0, 1<<20, 0, 0); !errors.Is(err, ErrInconsistentTopicID) {
+		t.Errorf("fetch for id-2 from a replica of id-1: %v, want ErrInconsistentTopicID", err)
+	}
+	if leo := info(t, bs[0], "orders").LogEndOffset; leo != 3 {
+		t.Fatalf("the replica of id-1 took a record for id-2: log end %d", leo)
+	}
+
+	// The topic is created again with broker 0 leading; the fetch that
+	// arrives first waits for the manager and reads the new topic.
+	c.remove("orders", 0)
+	c.set(PartitionState{Topic: "orders", TopicID: "id-2", Partition: 0, Replicas: []int32{0, 1, 2}, Leader: 0,
+		LeaderEpoch: 1, ISR: []int32{0, 1, 2}, PartitionEpoch: 1})
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := m.Produce(newer, "orders", 0, recordsOf("new", 1), AcksAll, 5*time.Second)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	show(view, c)
+	if err := <-done; err != nil {
+		t.Fatalf("produce for id-2 once the manager caught up: %v", err)
+	}
+	res, err := m.Fetch(newer, "orders", 0, 0, 1<<20, 0, 0)
+	if err != nil || len(res.Records) != 1 || string(res.Records[0].Value) != "new-0" {
+		t.Fatalf("fetch for id-2: %v, %v; want new-0 alone", values(res.Records), err)
 	}
 }
