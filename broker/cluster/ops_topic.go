@@ -204,6 +204,12 @@ func (n *Node) changeReplicationFactor(ctx context.Context, req ReplicationFacto
 	}
 	n.adminMu.Lock()
 	defer n.adminMu.Unlock()
+	// The controller alone sizes the internal topic (raiseOffsetsReplication):
+	// a client that shrank it to one replica would put every group's state
+	// on one broker.
+	if err := metadata.RefuseInternal(n.Image().Topic(req.Topic), "given another replication factor"); err != nil {
+		return RebalanceResponse{}, err
+	}
 	moves, err := metadata.NewPlanner(n.Image()).ReplicationFactorMoves(req.Topic, req.ReplicationFactor)
 	if err != nil || len(moves) == 0 {
 		return RebalanceResponse{}, err

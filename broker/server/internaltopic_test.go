@@ -6,7 +6,8 @@ import (
 )
 
 // TestInternalTopicRefusesChanges sends every request that would change
-// __consumer_offsets' config, partition count or existence: each is
+// __consumer_offsets' config, partition count, replication factor or
+// existence: each is
 // refused with 403 INTERNAL_TOPIC, and the committed offsets, the config
 // and the partitions stay as they were.
 func TestInternalTopicRefusesChanges(t *testing.T) {
@@ -22,6 +23,8 @@ func TestInternalTopicRefusesChanges(t *testing.T) {
 		{"PUT", "/topics/__consumer_offsets/config", `{"config":{}}`},
 		{"PUT", "/topics/__consumer_offsets/config", `{"config":{"retention.ms":"1"}}`},
 		{"POST", "/topics/__consumer_offsets/partitions", `{"partitions":200}`},
+		{"POST", "/topics/__consumer_offsets/replication-factor", `{"replication_factor":1}`},
+		{"POST", "/topics/__consumer_offsets/replication-factor", `{"replication_factor":2}`},
 		{"DELETE", "/topics/__consumer_offsets", ``},
 	} {
 		r := n.expect(t, c.method, c.path, c.body, http.StatusForbidden)
