@@ -14,10 +14,10 @@
 //
 // TestRecreateTopicWhileAway (recreate_test.go) takes one broker away —
 // SIGSTOP or SIGKILL, the partition's leader or a follower — while a topic
-// with 100 records is deleted, created again and given 5 records, brings it
-// back, and checks that no fetch through any broker returns a record of the
-// deleted topic and that every replica, read from disk at the end, holds
-// exactly the new topic's records.
+// with 100 records is deleted, brings it back and at once creates the
+// topic again and gives it 5 records, and checks that no fetch through any
+// broker returns a record of the deleted topic and that every replica,
+// read from disk at the end, holds exactly the new topic's records.
 //
 //	go test ./test/fault -run TestRecreateTopicWhileAway -v -count=1
 //

@@ -14,11 +14,14 @@ import (
 
 // TestRecreateTopicWhileAway: three brokers, a topic with 100 records; one
 // broker is away — stopped with SIGSTOP, or killed with SIGKILL — while the
-// topic is deleted, created again under the same name and given 5 records,
-// then continued or restarted. However the away broker's stale replica
-// comes back, the new topic must hold exactly its own 5 records at offsets
-// 0-4 on every broker, the high watermark must be 5, and no fetch through
-// any broker may ever return a record of the deleted topic.
+// topic is deleted, then continued or restarted, and the topic is created
+// again under the same name at once and given 5 records, while the
+// returning broker's metadata may still be catching up (the deletion
+// answers only once the away broker is fenced, and the topic needs three
+// live brokers). However the away broker's stale replica comes back, the
+// new topic must hold exactly its own 5 records at offsets 0-4 on every
+// broker, the high watermark must be 5, and no fetch through any broker
+// may ever return a record of the deleted topic.
 func TestRecreateTopicWhileAway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the broker and runs three processes")
@@ -116,9 +119,48 @@ func recreateWhileAway(t *testing.T, procs []*brokerProc, name string, leaderAwa
 		procs[victim].pause(t)
 	}
 	t.Logf("broker %d away (%s; leader %d, controller %d)", victim, how, leader, controller)
+	// The deletion answers once the away broker is fenced (it cannot say
+	// it has applied the deletion); from then on no broker serves the
+	// topic.
+	start := time.Now()
 	if err := live[0].client.DeleteTopic(ctx, name); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("deleted in %v", time.Since(start).Round(time.Millisecond))
+	for _, p := range live {
+		checkNoOld(t, p, name)
+	}
+
+	// Back, it is unfenced at its first heartbeat, before its metadata
+	// has caught up; the topic is created again at once (it takes three
+	// live brokers) and given five records. Meanwhile every broker is
+	// read from, the returning one first of all.
+	if kill {
+		procs[victim].start(t)
+	} else {
+		procs[victim].resume(t)
+	}
+	t.Logf("broker %d back", victim)
+	reads := make(chan struct{})
+	readsDone := make(chan struct{})
+	go func() {
+		defer close(readsDone)
+		for {
+			select {
+			case <-reads:
+				return
+			default:
+			}
+			for _, p := range []*brokerProc{procs[victim], live[0], live[1]} {
+				checkNoOld(t, p, name)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	defer func() {
+		close(reads)
+		<-readsDone
+	}()
 	eventually(t, 30*time.Second, "the topic to be created again", func() bool {
 		_, err := live[1].client.CreateTopic(ctx, client.CreateTopicRequest{Name: name, Partitions: 1, ReplicationFactor: 3})
 		return err == nil
@@ -126,30 +168,13 @@ func recreateWhileAway(t *testing.T, procs []*brokerProc, name string, leaderAwa
 	for i := range 5 {
 		produce(live[i%2], fmt.Sprintf("new-%d", i), client.AcksLeader)
 	}
-	time.Sleep(3 * time.Second)
-	if kill {
-		procs[victim].start(t)
-	} else {
-		procs[victim].resume(t)
-	}
-	t.Logf("broker %d back", victim)
 
-	// Fetch through every broker for a while: never an old record, and
-	// once every replica is back, exactly the five new ones.
-	deadline := time.Now().Add(30 * time.Second)
-	settled := false
-	for time.Now().Before(deadline) && !settled {
-		for _, p := range procs {
-			checkNoOld(t, p, name)
-		}
+	// Once every replica is in the ISR, the five new records are the
+	// topic, through every broker.
+	eventually(t, 30*time.Second, "the re-created topic with 3 in-sync replicas and high watermark 5", func() bool {
 		d, err := anyClient(procs).DescribeTopic(ctx, name)
-		settled = err == nil && len(d.Partitions[0].ISR) == 3 && d.Partitions[0].HighWatermark == 5
-		time.Sleep(100 * time.Millisecond)
-	}
-	if !settled {
-		d, err := anyClient(procs).DescribeTopic(ctx, name)
-		t.Fatalf("the re-created topic did not settle with 3 in-sync replicas and high watermark 5: %+v %v", d, err)
-	}
+		return err == nil && len(d.Partitions[0].ISR) == 3 && d.Partitions[0].HighWatermark == 5
+	})
 	want := "0:new-0 1:new-1 2:new-2 3:new-3 4:new-4"
 	for _, p := range procs {
 		resp, err := p.client.Fetch(ctx, client.FetchRequest{Topic: name, Partition: 0, Offset: 0})
