@@ -25,8 +25,8 @@ func TestBatchRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := BatchHeader{BaseOffset: 42, Length: int32(len(b) - 12), LeaderEpoch: 7, CRC: h.CRC, LastOffsetDelta: 4,
-		FirstTimestamp: 1000, MaxTimestamp: 1005, RecordCount: 5}
+	want := BatchHeader{BaseOffset: 42, Length: int32(len(b) - 12), LeaderEpoch: 7, Magic: 2, CRC: h.CRC, LastOffsetDelta: 4,
+		FirstTimestamp: 1000, MaxTimestamp: 1005, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, RecordCount: 5}
 	if h != want {
 		t.Fatalf("header = %+v, want %+v", h, want)
 	}
@@ -66,13 +66,17 @@ func TestBatchLayout(t *testing.T) {
 	}{
 		{"baseOffset", be.Uint64(b[0:]), 0x0102030405060708},
 		{"batchLength", uint64(be.Uint32(b[8:])), uint64(len(b) - 12)},
-		{"leaderEpoch", uint64(be.Uint32(b[12:])), 0xffffffff},
-		{"crc", uint64(be.Uint32(b[16:])), uint64(crc32.Checksum(b[20:], crc32.MakeTable(crc32.Castagnoli)))},
-		{"attributes", uint64(be.Uint16(b[20:])), 0},
-		{"lastOffsetDelta", uint64(be.Uint32(b[22:])), 0},
-		{"firstTimestamp", be.Uint64(b[26:]), 0x10},
-		{"maxTimestamp", be.Uint64(b[34:]), 0x10},
-		{"recordCount", uint64(be.Uint32(b[42:])), 1},
+		{"partitionLeaderEpoch", uint64(be.Uint32(b[12:])), 0xffffffff},
+		{"magic", uint64(b[16]), 2},
+		{"crc", uint64(be.Uint32(b[17:])), uint64(crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))},
+		{"attributes", uint64(be.Uint16(b[21:])), 0},
+		{"lastOffsetDelta", uint64(be.Uint32(b[23:])), 0},
+		{"baseTimestamp", be.Uint64(b[27:]), 0x10},
+		{"maxTimestamp", be.Uint64(b[35:]), 0x10},
+		{"producerId", be.Uint64(b[43:]), math.MaxUint64},
+		{"producerEpoch", uint64(be.Uint16(b[51:])), 0xffff},
+		{"baseSequence", uint64(be.Uint32(b[53:])), 0xffffffff},
+		{"recordCount", uint64(be.Uint32(b[57:])), 1},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -81,12 +85,12 @@ func TestBatchLayout(t *testing.T) {
 	}
 	// length 8 | attributes 0 | tsDelta 0 | offsetDelta 0 | keyLen 1 'k' | valueLen 1 'v' | 0 headers, zig-zag varints.
 	rec := []byte{16, 0, 0, 0, 2, 'k', 2, 'v', 0}
-	if !bytes.Equal(b[46:], rec) {
-		t.Fatalf("record bytes = %v, want %v", b[46:], rec)
+	if !bytes.Equal(b[61:], rec) {
+		t.Fatalf("record bytes = %v, want %v", b[61:], rec)
 	}
 	// A nil key and value are written as length -1 (zig-zag 1).
 	b, _ = EncodeBatch(nil, 0, 0, []Record{{}})
-	if rec := b[46:]; !bytes.Equal(rec, []byte{12, 0, 0, 0, 1, 1, 0}) {
+	if rec := b[61:]; !bytes.Equal(rec, []byte{12, 0, 0, 0, 1, 1, 0}) {
 		t.Fatalf("nil record bytes = %v", rec)
 	}
 }
@@ -121,7 +125,7 @@ func TestDecodeBatchRejectsDamage(t *testing.T) {
 	mutate := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
 	cases := map[string][]byte{
 		"empty":             nil,
-		"short header":      good[:45],
+		"short header":      good[:BatchHeaderSize-1],
 		"truncated":         good[:len(good)-1],
 		"flipped crc":       mutate(func(b []byte) []byte { b[posCRC] ^= 1; return b }),
 		"flipped value":     mutate(func(b []byte) []byte { b[len(b)-5] ^= 0x40; return b }),
@@ -134,6 +138,8 @@ func TestDecodeBatchRejectsDamage(t *testing.T) {
 		"delta mismatch":    mutate(func(b []byte) []byte { binary.BigEndian.PutUint32(b[posLastDelta:], 3); return resign(b) }),
 		"max ts mismatch":   mutate(func(b []byte) []byte { b[posMaxTs+7]++; return resign(b) }),
 		"compressed":        mutate(func(b []byte) []byte { b[posAttributes+1] = 1; return resign(b) }),
+		"magic 1":           mutate(func(b []byte) []byte { b[posMagic] = 1; return b }),
+		"magic 3":           mutate(func(b []byte) []byte { b[posMagic] = 3; return b }),
 		"record length":     mutate(func(b []byte) []byte { b[BatchHeaderSize] += 2; return resign(b) }),
 		"zero count":        mutate(func(b []byte) []byte { binary.BigEndian.PutUint32(b[posRecordCount:], 0); return resign(b) }),
 	}

@@ -46,12 +46,13 @@
 //	func ParseBatchHeader(b []byte) (BatchHeader, error)
 //
 // Also: (*Log).Dir, Config and SegmentCount; BatchHeader with Size,
-// LastOffset and NextOffset; BatchHeaderSize and DefaultMaxBatchBytes.
+// LastOffset and NextOffset; BatchHeaderSize, Magic and
+// DefaultMaxBatchBytes; NoProducerID, NoProducerEpoch and NoSequence.
 //
 // Errors: *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange; carries
 // LogStartOffset and LogEndOffset), ErrCorrupt, ErrBatchTooLarge,
 // ErrEmptyBatch, ErrNotContiguous, ErrStaleEpoch, ErrClosed, ErrLogFailed,
-// ErrCorruptPartitionMetadata.
+// ErrCorruptPartitionMetadata, ErrUnknownFormat.
 //
 // Semantics worth knowing: Read's maxBytes counts encoded record sizes and
 // ReadRaw's counts whole batches, and both always return the first
@@ -68,7 +69,8 @@
 //
 // A partition directory holds segments named by the base offset of their
 // first batch, zero-padded to 20 digits: 00000000000000000000.log (the
-// batches), .index and .timeindex. Beside them: recovery-point-offset-checkpoint,
+// batches), .index and .timeindex. Beside them: log-format (see Format
+// conversion), recovery-point-offset-checkpoint,
 // log-start-offset-checkpoint and leader-epoch-checkpoint
 // (text, Kafka's layout: a "0" version line, a count line, one entry per
 // line) and .clean-shutdown, present only between Close and the next Open.
@@ -78,27 +80,35 @@
 //
 // # Batch format
 //
-// All integers are big-endian. A batch is a 46-byte header followed by its
-// records:
+// A batch is Kafka's RecordBatch v2, byte for byte, so that a Kafka fetch
+// can send stored batches as they are and a Kafka produce can be stored
+// after setting only baseOffset and partitionLeaderEpoch, both outside
+// the CRC. All integers are big-endian. A batch is a 61-byte header
+// followed by its records:
 //
 //	offset  size  field
-//	0       8     baseOffset       int64  offset of the first record
-//	8       4     batchLength      int32  bytes after this field (total size − 12)
-//	12      4     leaderEpoch      int32  epoch of the leader that wrote it; −1 none
-//	16      4     crc              uint32 CRC-32C (Castagnoli) of bytes [20, end)
-//	20      2     attributes       int16  0; the low 3 bits (compression) must be 0
-//	22      4     lastOffsetDelta  int32  last record's offset − baseOffset
-//	26      8     firstTimestamp   int64  first record's timestamp (Unix ms)
-//	34      8     maxTimestamp     int64  largest record timestamp
-//	42      4     recordCount      int32  ≥ 1
-//	46      …     records
+//	0       8     baseOffset           int64  offset of the first record
+//	8       4     batchLength          int32  bytes after this field (total size − 12)
+//	12      4     partitionLeaderEpoch int32  epoch of the leader that wrote it; −1 none
+//	16      1     magic                int8   2
+//	17      4     crc                  uint32 CRC-32C (Castagnoli) of bytes [21, end)
+//	21      2     attributes           int16  bits 0–2 compression (must be 0),
+//	                                          bit 3 timestamp type (1 = LogAppendTime)
+//	23      4     lastOffsetDelta      int32  last record's offset − baseOffset
+//	27      8     baseTimestamp        int64  first record's timestamp (Unix ms)
+//	35      8     maxTimestamp         int64  largest record timestamp
+//	43      8     producerId           int64  −1 without a producer
+//	51      2     producerEpoch        int16  −1 without a producer
+//	53      4     baseSequence         int32  −1 without a producer
+//	57      4     recordCount          int32  ≥ 1
+//	61      …     records
 //
 // Each record is, with every varint a zig-zag varint (Go's
 // binary.AppendVarint, Kafka's varint/varlong):
 //
 //	length          varint  bytes of the record after this field
 //	attributes      int8    0
-//	timestampDelta  varint  timestamp − firstTimestamp
+//	timestampDelta  varint  timestamp − baseTimestamp
 //	offsetDelta     varint  offset − baseOffset; strictly increasing
 //	keyLength       varint  −1 for a nil key
 //	key             bytes
@@ -109,8 +119,16 @@
 //	                (−1 nil), value)
 //
 // Append writes offsetDelta i for record i, so lastOffsetDelta is
-// recordCount−1. This is Kafka's v2 record batch without the magic byte,
-// producer id, producer epoch and base sequence fields.
+// recordCount−1. In a LogAppendTime batch every record's timestamp is
+// maxTimestamp, as in Kafka.
+//
+// # Format conversion
+//
+// Directories written before batches were Kafka's v2 hold a 46-byte header
+// without magic, producerId, producerEpoch and baseSequence. Open converts
+// such a directory once, crash-safely, before it loads it (convert.go);
+// log-format ("2") marks a converted or new directory. The conversion
+// needs free space for one copy of the partition's log.
 //
 // # Indexes
 //

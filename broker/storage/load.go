@@ -11,7 +11,8 @@ import (
 )
 
 // Open opens the log in dir, creating the directory if it is missing, and
-// brings it to a consistent state.
+// brings it to a consistent state. A directory written before batches were
+// Kafka's v2 is converted first (convert.go).
 //
 // After a clean shutdown the index files are trusted once they pass their
 // checks, and only the tail of each segment past its last index entry is
@@ -23,6 +24,9 @@ import (
 func Open(dir string, cfg Config) (*Log, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
+	}
+	if err := ensureFormat(dir); err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	l := &Log{dir: dir}
 	l.SetConfig(cfg)

@@ -118,7 +118,7 @@ func TestReadLimits(t *testing.T) {
 	b, _ := EncodeBatch(nil, 20, 0, []Record{rec(20), rec(21)})
 	var d recordDecoder
 	h, _ := ParseBatchHeader(b)
-	d.reset(b, h)
+	d.reset(b[BatchHeaderSize:], h)
 	var two int
 	for d.more() {
 		if _, err := d.next(false); err != nil {

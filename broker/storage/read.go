@@ -3,7 +3,6 @@ package storage
 import (
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"slices"
 )
@@ -82,7 +81,7 @@ func (c *recordCollector) add(b []byte, h BatchHeader) (bool, error) {
 	}
 	mark, markBytes := len(c.out), c.bytes
 	var d recordDecoder
-	d.reset(b, h)
+	d.reset(b[BatchHeaderSize:], h)
 	for d.more() {
 		r, err := d.nextFrom(c.from)
 		if err != nil {
@@ -222,12 +221,4 @@ func extend(out, b []byte) []byte {
 		return out[:len(out)+len(b)]
 	}
 	return append(slices.Clip(out), b...)
-}
-
-// checkCRC verifies a whole batch's checksum.
-func checkCRC(b []byte, h BatchHeader) error {
-	if crc := crc32.Checksum(b[posAttributes:], castagnoli); crc != h.CRC {
-		return fmt.Errorf("%w: batch at offset %d has CRC %08x, header says %08x", ErrCorrupt, h.BaseOffset, crc, h.CRC)
-	}
-	return nil
 }

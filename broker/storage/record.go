@@ -66,10 +66,11 @@ func appendRecord(dst []byte, r *Record, tsDelta, offsetDelta int64) []byte {
 	return dst
 }
 
-// recordDecoder walks the records of one batch whose CRC has been checked,
-// validating every length so that no input can make it read out of bounds.
+// recordDecoder walks the records section of one batch (decompressed if
+// the batch is compressed) whose CRC has been checked, validating every
+// length so that no input can make it read out of bounds.
 type recordDecoder struct {
-	b         []byte
+	b         []byte // the records, after the batch header
 	p         int
 	h         BatchHeader
 	n         int32
@@ -81,8 +82,8 @@ type recordDecoder struct {
 	ts     int64
 }
 
-func (d *recordDecoder) reset(batch []byte, h BatchHeader) {
-	*d = recordDecoder{b: batch, p: BatchHeaderSize, h: h, prevDelta: -1, maxTs: math.MinInt64}
+func (d *recordDecoder) reset(records []byte, h BatchHeader) {
+	*d = recordDecoder{b: records, h: h, prevDelta: -1, maxTs: math.MinInt64}
 }
 
 func (d *recordDecoder) more() bool { return d.n < d.h.RecordCount }
@@ -157,6 +158,11 @@ func (d *recordDecoder) nextFrom(from int64) (Record, error) {
 	}
 	d.prevDelta = offDelta
 	ts := d.h.FirstTimestamp + tsDelta
+	if d.h.Attributes&logAppendTimeBit != 0 {
+		// Every record of a LogAppendTime batch has the time the broker
+		// wrote into maxTimestamp (Kafka's rule).
+		ts = d.h.MaxTimestamp
+	}
 	d.maxTs = max(d.maxTs, ts)
 	d.offset, d.ts = d.h.BaseOffset+offDelta, ts
 	key, q := bytesAt(body, 1+n1+n2)

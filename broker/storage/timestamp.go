@@ -21,7 +21,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
 			return true, nil
 		}
 		var d recordDecoder
-		d.reset(b, h)
+		d.reset(b[BatchHeaderSize:], h)
 		for d.more() {
 			if _, err := d.next(false); err != nil {
 				return false, err

@@ -4,7 +4,9 @@
 // package as it was before batches became Kafka's RecordBatch v2 (46-byte
 // headers without magic, producer id, producer epoch or base sequence),
 // and expected.json: every record, offset range and leader epoch that code
-// reads back from them after reopening. Run from the repository root:
+// reads back from them after reopening. It produced the committed files
+// when run from the repository root at the commit that added it (the last
+// one writing format 1); run at a later commit it would write v2 batches:
 //
 //	go run ./broker/storage/testdata/format-v1/gen.go
 package main
