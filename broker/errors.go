@@ -108,8 +108,6 @@ var errorRules = []struct {
 	// Stored bytes fail their CRC: another replica may take over.
 	{storage.ErrCorrupt, client.CodeStorageError},
 	{storage.ErrCorruptPartitionMetadata, client.CodeStorageError},
-	// A partition directory of a newer format than this broker reads.
-	{storage.ErrUnknownFormat, client.CodeStorageError},
 	// An fsync of the partition's log failed: the replica is offline until
 	// its broker restarts; another replica may take over.
 	{storage.ErrLogFailed, client.CodeStorageError},

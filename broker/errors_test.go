@@ -37,7 +37,6 @@ var clientErrorTable = []struct {
 	{"storage.OffsetOutOfRangeError", &storage.OffsetOutOfRangeError{Offset: 9, LogStartOffset: 0, LogEndOffset: 4}, client.CodeOffsetOutOfRange, 416},
 	{"storage.ErrCorrupt", storage.ErrCorrupt, client.CodeStorageError, 503},
 	{"storage.ErrCorruptPartitionMetadata", storage.ErrCorruptPartitionMetadata, client.CodeStorageError, 503},
-	{"storage.ErrUnknownFormat", storage.ErrUnknownFormat, client.CodeStorageError, 503},
 	{"storage.ErrLogFailed", storage.ErrLogFailed, client.CodeStorageError, 503},
 	{"storage.ErrBatchTooLarge", storage.ErrBatchTooLarge, client.CodeRecordTooLarge, 413},
 	{"storage.ErrEmptyBatch", storage.ErrEmptyBatch, client.CodeInvalidArgument, 400},

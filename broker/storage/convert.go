@@ -67,13 +67,11 @@ func step() error {
 	return nil
 }
 
-// ErrUnknownFormat reports a partition directory whose log-format marker
-// names a format this version cannot read.
-var ErrUnknownFormat = errors.New("storage: unknown log format")
-
 // ensureFormat makes sure the log in dir is in the current format,
 // converting a format 1 log (see above). A directory without segments
-// just gets the marker.
+// just gets the marker. The marker only saves looking at the segments:
+// one that is missing or says anything but "2" (a damaged file) is
+// written again once the segments have shown what they hold.
 func ensureFormat(dir string) error {
 	ready := filepath.Join(dir, convertReady)
 	if _, err := os.Stat(ready); err == nil {
@@ -85,14 +83,13 @@ func ensureFormat(dir string) error {
 		return err
 	}
 	data, err := os.ReadFile(filepath.Join(dir, formatFile))
-	switch {
-	case err == nil && strings.TrimSpace(string(data)) == formatV2:
-		return nil
-	case err == nil:
-		return fmt.Errorf("%w: %s says %q", ErrUnknownFormat, formatFile, strings.TrimSpace(string(data)))
-	case !errors.Is(err, os.ErrNotExist):
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if strings.TrimSpace(string(data)) == formatV2 {
+		return nil
+	}
+	// No marker, or a damaged one: the segments tell.
 	bases, err := listSegments(dir)
 	if err != nil {
 		return err
@@ -111,34 +108,43 @@ func ensureFormat(dir string) error {
 }
 
 // holdsFormat1 tells a format 1 log from one already in v2 whose marker
-// is missing, by the first batch of the first non-empty segment: a
-// format 1 header read as v2 has its CRC's first byte where the magic is
-// and cannot pass the v2 CRC. A log whose first batch is neither is taken
-// for format 1, whose conversion cuts it where it stops being readable,
-// as recovery would.
+// is missing or damaged, by the first batch of each segment in turn until
+// one passes the checks of either format: a format 1 header read as v2 has
+// its CRC's first byte where the magic is and cannot pass the v2 CRC, nor
+// a v2 batch the format 1 one. A log where no batch decides is loaded as
+// v2, and recovery cuts it where it stops being readable.
 func holdsFormat1(dir string, bases []int64) (bool, error) {
 	for _, base := range bases {
-		f, err := os.Open(segmentPath(dir, base, logSuffix))
+		b, err := firstBatchBytes(segmentPath(dir, base, logSuffix))
 		if err != nil {
 			return false, err
 		}
-		fi, err := f.Stat()
-		if err != nil || fi.Size() == 0 {
-			f.Close()
-			if err != nil {
-				return false, err
+		if _, err := VerifyBatch(b); err == nil {
+			return false, nil
+		}
+		if len(b) >= v1HeaderSize {
+			if h, ok := parseV1Header(b); ok && h.Size() <= len(b) && verifyV1(b[:v1HeaderSize], b[v1HeaderSize:h.Size()], h) {
+				return true, nil
 			}
-			continue
 		}
-		sc := newBatchScanner(f, 0, fi.Size(), minReadChunk, true)
-		_, _, b, err := sc.next()
-		if err == nil {
-			_, err = VerifyBatch(b)
-		}
-		f.Close()
-		return err != nil, nil
 	}
 	return false, nil
+}
+
+// firstBatchBytes reads the start of a segment file: enough for its first
+// batch if that is not huge.
+func firstBatchBytes(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 1<<20)
+	n, err := io.ReadFull(f, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	return b[:n], nil
 }
 
 // convertFormat1 writes the converted segments and the manifest into the

@@ -262,30 +262,54 @@ func TestConvertSplitsGrownSegments(t *testing.T) {
 	checkV2OnDisk(t, dir)
 }
 
-// TestOpenKeepsV2WithoutMarker: a v2 log whose marker is gone is not
-// mistaken for format 1.
+// TestOpenKeepsV2WithoutMarker: a v2 log whose marker is gone or damaged
+// is not mistaken for format 1, even with its first batch damaged too.
 func TestOpenKeepsV2WithoutMarker(t *testing.T) {
-	dir := t.TempDir()
-	l := mustOpen(t, dir, smallConfig())
-	appendRange(t, l, 0, 200, 5, 0)
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(dir, formatFile)); err != nil {
-		t.Fatal(err)
-	}
-	l = mustOpen(t, dir, smallConfig())
-	defer l.Close()
-	checkRecords(t, readAll(t, l), 0, 200)
-	checkV2OnDisk(t, dir)
-}
-
-func TestOpenRefusesUnknownFormat(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, formatFile), []byte("3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Open(dir, smallConfig()); !errors.Is(err, ErrUnknownFormat) {
-		t.Fatalf("Open = %v, want ErrUnknownFormat", err)
+	for name, damage := range map[string]func(t *testing.T, dir string){
+		"marker missing": func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, formatFile)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"marker damaged": func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, formatFile), []byte("20"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"marker and first batch damaged": func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, formatFile), []byte{}, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			flipByte(t, segmentFiles(t, dir, logSuffix)[0], BatchHeaderSize+3)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := mustOpen(t, dir, smallConfig())
+			appendRange(t, l, 0, 200, 5, 0)
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			damage(t, dir)
+			l = mustOpen(t, dir, smallConfig())
+			defer l.Close()
+			from := int64(0)
+			if name == "marker and first batch damaged" {
+				from = 5 // the damaged batch is not served
+			}
+			var got []Record
+			for off := from; off < 200; {
+				recs, err := l.Read(off, -1, 0, 0)
+				if err != nil {
+					t.Fatalf("Read(%d): %v", off, err)
+				}
+				got = append(got, recs...)
+				off = recs[len(recs)-1].Offset + 1
+			}
+			checkRecords(t, got, from, 200)
+			if data, err := os.ReadFile(filepath.Join(dir, formatFile)); err != nil || string(data) != "2\n" {
+				t.Errorf("%s = %q, %v", formatFile, data, err)
+			}
+		})
 	}
 }

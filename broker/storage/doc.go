@@ -52,7 +52,7 @@
 // Errors: *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange; carries
 // LogStartOffset and LogEndOffset), ErrCorrupt, ErrBatchTooLarge,
 // ErrEmptyBatch, ErrNotContiguous, ErrStaleEpoch, ErrClosed, ErrLogFailed,
-// ErrCorruptPartitionMetadata, ErrUnknownFormat.
+// ErrCorruptPartitionMetadata.
 //
 // Semantics worth knowing: Read's maxBytes counts encoded record sizes and
 // ReadRaw's counts whole batches, and both always return the first
