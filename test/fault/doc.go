@@ -21,7 +21,23 @@
 //
 //	go test ./test/fault -run TestRecreateTopicWhileAway -v -count=1
 //
-// The tests are skipped with -short. FAULT_ROUNDS changes the number of
+// TestNemesis (nemesis_test.go, load in nemesis_load_test.go) is the
+// bounded nemesis run: three brokers under acks=all producers and
+// consumers, a topic deleted and created again over and over, and records
+// stamped two days old on a topic with one hour of retention, while one
+// broker at a time is killed with SIGKILL and restarted, or stopped with
+// SIGSTOP for 1.5 s (shorter than the 2.5 s session timeout) or 5 s
+// (longer). At the end every replica must be back in the ISR, every
+// acknowledged record at its offset exactly once on every replica's disk,
+// no acknowledged record of a deleted topic served by a fetch sent after
+// the deletion, the log start never past the high watermark, and no reply
+// a 5xx other than a retriable 503. It logs the counts: acknowledged,
+// lost, duplicated, resurrected, 503s and other 5xx.
+//
+//	go test ./test/fault -run TestNemesis -v -count=1
+//
+// The tests are skipped with -short. NEMESIS_SECONDS sets how long the
+// nemesis runs (default 90); FAULT_ROUNDS changes the number of
 // rounds that kill the partition leader (default 10), FAULT_CONTROLLER_ROUNDS
 // those that then kill the controller (default 3).
 package fault
