@@ -80,6 +80,10 @@ lint-fix: ## Run golangci-lint and fix what it can.
 test: manifests generate fmt vet k8s-binaries build images ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
 	go test ./... -timeout 30m
 
+.PHONY: test-unit
+test-unit: ## Run the tests that need no API server and start no process or broker cluster (go test -short): about a minute.
+	go test -short ./... -timeout 10m
+
 .PHONY: test-e2e
 test-e2e: build images k8s-binaries helm ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
 	KAIRO_E2E=1 go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v -ginkgo.no-color

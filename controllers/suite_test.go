@@ -72,6 +72,9 @@ var (
 const managerShutdown = 45 * time.Second
 
 func TestControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kube-apiserver, etcd, kube-controller-manager and brokers; skipped with -short")
+	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Controllers Suite")
 }

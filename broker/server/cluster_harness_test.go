@@ -30,11 +30,23 @@ type testCluster struct {
 	settings  broker.Settings
 }
 
+// skipClusterWhenShort leaves the tests that start several brokers out of
+// go test -short (make test-unit): they run the whole broker end to end,
+// through elections and timeouts, and take most of this package's time.
+// make test runs them.
+func skipClusterWhenShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of brokers; skipped with -short")
+	}
+}
+
 // newTestCluster starts n brokers, the first voters of which form the
 // metadata quorum and the rest join as non-voters, and waits until every
 // one is ready.
 func newTestCluster(t *testing.T, n, voters int, change func(*broker.Settings)) *testCluster {
 	t.Helper()
+	skipClusterWhenShort(t)
 	c := &testCluster{t: t, nodes: make([]*node, n), settings: testSettings()}
 	if change != nil {
 		change(&c.settings)

@@ -14,6 +14,7 @@ import (
 // startCluster starts n voters and waits until every one is ready.
 func startCluster(t *testing.T, n int) []*node {
 	t.Helper()
+	skipClusterWhenShort(t)
 	var voters []cluster.Voter
 	rafts := make([]string, n)
 	for i := range rafts {

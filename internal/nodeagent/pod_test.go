@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ import (
 // namespaces and mounts.
 
 var fixtureBinary = sync.OnceValues(func() (string, error) {
+	fixtureUsed.Store(true)
 	dir, err := os.MkdirTemp("", "nodeagent-fixture-")
 	if err != nil {
 		return "", err
@@ -45,13 +47,20 @@ var fixtureBinary = sync.OnceValues(func() (string, error) {
 	return out, nil
 })
 
+// fixtureUsed is set when the fixture is first built (every pod test needs
+// it), so that a run without pod tests (not root, or go test -short) does
+// not build the fixture and start its registry only to clean them up.
+var fixtureUsed atomic.Bool
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin, err := fixtureBinary(); err == nil {
-		_ = os.RemoveAll(filepath.Dir(bin))
-	}
-	if r, err := fixtureRegistry(); err == nil {
-		r.close()
+	if fixtureUsed.Load() {
+		if bin, err := fixtureBinary(); err == nil {
+			_ = os.RemoveAll(filepath.Dir(bin))
+		}
+		if r, err := fixtureRegistry(); err == nil {
+			r.close()
+		}
 	}
 	os.Exit(code)
 }
@@ -123,6 +132,9 @@ func k8stypesUID(name string) string { return fmt.Sprintf("%s-%d", name, time.No
 
 func requireRoot(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs containers as processes; skipped with -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("running containers needs root (mount and UTS namespaces)")
 	}

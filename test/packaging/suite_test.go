@@ -70,6 +70,9 @@ func TestMain(m *testing.M) {
 // front; KairoLog's CRDs are created from what each test renders.
 func apiServer(t *testing.T) client.Client {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts kube-apiserver and etcd; skipped with -short")
+	}
 	envOnce.Do(func() {
 		testEnv = &envtest.Environment{
 			CRDDirectoryPaths:     []string{filepath.Join("testdata", "monitoring.coreos.com_servicemonitors.yaml")},

@@ -50,7 +50,17 @@ func waitGone(t *testing.T, pid int) {
 	t.Fatalf("process %d outlived its parent", pid)
 }
 
+// requireProcesses skips a test that starts processes when -short asks for
+// tests that start none.
+func requireProcesses(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts processes; skipped with -short")
+	}
+}
+
 func TestChildDiesWithItsParent(t *testing.T) {
+	requireProcesses(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +93,7 @@ func TestChildDiesWithItsParent(t *testing.T) {
 }
 
 func TestStopReachesTheWholeGroup(t *testing.T) {
+	requireProcesses(t)
 	log := filepath.Join(t.TempDir(), "log")
 	// A shell that ignores SIGTERM and has a background grandchild.
 	p, err := Launch("shell", "/bin/sh", []string{"-c", `trap "" TERM; sleep 300 & echo $!; wait`}, nil, log)
