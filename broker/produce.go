@@ -14,6 +14,7 @@ import (
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
+	"github.com/kairolog/kairolog/broker/topicconfig"
 )
 
 // defaultProduceTimeout is the acks=all wait when the request gives none.
@@ -205,10 +206,12 @@ func (b *Broker) appendLocal(ctx context.Context, args ProduceArgs, p int32, idx
 	if args.Acks == AcksAll {
 		acks = replica.AcksAll
 	}
-	base, _, err := b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
+	batch := replica.Batch{Records: recs, Options: storage.BatchOptions{Compression: b.compression(args.Topic)}}
+	res, err := b.replicas.ProduceBatch(ctx, args.Topic, p, batch, acks, args.Timeout)
 	if err != nil && b.lagging(err, args.Topic, p) && b.awaitLeader(ctx, args.Topic, p) {
-		base, _, err = b.replicas.Produce(ctx, args.Topic, p, recs, acks, args.Timeout)
+		res, err = b.replicas.ProduceBatch(ctx, args.Topic, p, batch, acks, args.Timeout)
 	}
+	base := res.BaseOffset
 	var nl *replica.NotLeaderError
 	if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
 		return b.proxyProduce(ctx, args, p, nl.Leader, nl.Epoch, idx, positions)
@@ -225,6 +228,20 @@ func (b *Broker) appendLocal(ctx context.Context, args ProduceArgs, p int32, idx
 		positions[i] = Position{Partition: p, Offset: base + int64(j), Err: err}
 	}
 	return err
+}
+
+// compression is the codec of the batches an HTTP produce writes to
+// topic: its compression.type, else the broker's. "producer" keeps what
+// the producer sent, and an HTTP producer sends no compressed batch.
+func (b *Broker) compression(topic string) storage.Compression {
+	name := b.settings.CompressionType
+	if t := b.image().Topic(topic); t != nil {
+		if v, ok := t.Config[topicconfig.CompressionType]; ok {
+			name = v
+		}
+	}
+	c, _ := storage.ParseCompression(name)
+	return c
 }
 
 // failAll records err as the outcome of the records at idx, none of which

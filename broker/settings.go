@@ -32,7 +32,10 @@ type Settings struct {
 	LogFlushIntervalMs       time.Duration
 	LogRetentionCheckMs      time.Duration
 	MessageMaxBytes          int
-	MaxRequestBytes          int64
+	// CompressionType is the codec of HTTP produces to topics without a
+	// compression.type of their own.
+	CompressionType string
+	MaxRequestBytes int64
 	// QueuedMaxRequestBytes bounds the request bodies, and what they
 	// decode to, that the broker holds at once; QueuedMaxResponseBytes the
 	// fetch replies (broker/memory).
@@ -78,6 +81,7 @@ func DefaultSettings() Settings {
 		LogIndexIntervalBytes:         4096,
 		LogRetentionCheckMs:           5 * time.Minute,
 		MessageMaxBytes:               1 << 20,
+		CompressionType:               "producer",
 		MaxRequestBytes:               16 << 20,
 		QueuedMaxRequestBytes:         100 << 20,
 		QueuedMaxResponseBytes:        100 << 20,
@@ -96,6 +100,19 @@ func DefaultSettings() Settings {
 		OffsetsTopicReplicationFactor: 3,
 		OffsetsTopicSegmentBytes:      100 << 20,
 		OffsetsCompactBytes:           64 << 20,
+	}
+}
+
+// enumKey takes one of the values of the topic config key named key.
+func enumKey(key string, dst func(*Settings, string)) func(*Settings, string) error {
+	k, _ := topicconfig.Lookup(key)
+	return func(s *Settings, v string) error {
+		v = strings.TrimSpace(v)
+		if err := k.Check(v); err != nil {
+			return err
+		}
+		dst(s, v)
+		return nil
 	}
 }
 
@@ -173,6 +190,7 @@ var settingKeys = []settingKey{
 	{"log.flush.interval.messages", "fsync after this many messages; unset = leave it to the OS", topicKey(topicconfig.FlushMessages, func(s *Settings, n int64) { s.LogFlushIntervalMessages = n })},
 	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", topicKey(topicconfig.FlushMs, func(s *Settings, n int64) { s.LogFlushIntervalMs = time.Duration(n) * time.Millisecond })},
 	{"message.max.bytes", "largest batch a produce may write to one partition", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MessageMaxBytes = int(n) })},
+	{"compression.type", "codec of the batches an HTTP produce writes, unless the topic overrides it: producer (as sent: none over HTTP), uncompressed, gzip, snappy, lz4 or zstd", enumKey(topicconfig.CompressionType, func(s *Settings, v string) { s.CompressionType = v })},
 	{"max.request.bytes", "largest HTTP request body (413 BODY_TOO_LARGE above it)", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.MaxRequestBytes = n })},
 	{"queued.max.request.bytes", "request bodies, and what they decode to, the broker holds at once across all requests (503 BROKER_BUSY beyond it); at least 4 × max.request.bytes", intKey(4096, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxRequestBytes = n })},
 	{"queued.max.response.bytes", "fetch replies the broker builds at once across all requests (503 BROKER_BUSY beyond it)", intKey(1<<20, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxResponseBytes = n })},

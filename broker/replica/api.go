@@ -9,9 +9,24 @@ import (
 	"github.com/kairolog/kairolog/broker/storage"
 )
 
-// Produce appends records to a partition this broker leads, as one batch
-// stamped with the current leader epoch, and returns the offsets of its
-// first and last records.
+// Produce appends records to a partition this broker leads, as one
+// uncompressed batch stamped with the current leader epoch, and returns
+// the offsets of its first and last records. It is ProduceBatch of
+// Batch{Records: records}.
+func (m *Manager) Produce(ctx context.Context, topic string, partition int32, records []storage.Record, acks Acks, timeout time.Duration) (base, last int64, err error) {
+	res, err := m.ProduceBatch(ctx, topic, partition, Batch{Records: records}, acks, timeout)
+	return res.BaseOffset, res.LastOffset, err
+}
+
+// Batch is what one produce appends to one partition: records, written as
+// one batch as Options say (compressed, for one).
+type Batch struct {
+	Records []storage.Record
+	Options storage.BatchOptions
+}
+
+// ProduceBatch appends a batch to a partition this broker leads, stamped
+// with the current leader epoch, and says where it is.
 //
 // With AcksAll it first refuses with ErrNotEnoughReplicas (nothing written)
 // when the ISR is smaller than min.insync.replicas, then waits until the high
@@ -20,23 +35,23 @@ import (
 // ends meanwhile (likewise), ErrNotEnoughReplicasAfterAppend if the ISR fell
 // below the minimum. Other acks return right after the local append. A
 // NotLeaderError always means nothing was written.
-func (m *Manager) Produce(ctx context.Context, topic string, partition int32, records []storage.Record, acks Acks, timeout time.Duration) (base, last int64, err error) {
+func (m *Manager) ProduceBatch(ctx context.Context, topic string, partition int32, batch Batch, acks Acks, timeout time.Duration) (storage.AppendResult, error) {
 	p, err := m.leaderUnderLease(ctx, topic, partition)
 	if err != nil {
-		return 0, 0, err
+		return storage.AppendResult{}, err
 	}
-	base, last, epoch, err := p.append(records, acks)
+	res, epoch, err := p.append(batch, acks)
 	if err != nil || acks != AcksAll {
-		return base, last, err
+		return res, err
 	}
-	err = p.waitReplicated(ctx, last, epoch, timeout)
+	err = p.waitReplicated(ctx, res.LastOffset, epoch, timeout)
 	var nl *NotLeaderError
 	if errors.As(err, &nl) {
 		// Not wrapped: callers forward or retry on a NotLeaderError, which
 		// would write this batch a second time.
 		err = fmt.Errorf("%w (%s-%d, leader now %d in epoch %d)", ErrLeaderMovedAfterAppend, nl.Topic, nl.Partition, nl.Leader, nl.Epoch)
 	}
-	return base, last, err
+	return res, err
 }
 
 // FetchResult is a consumer fetch's answer.

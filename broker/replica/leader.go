@@ -73,9 +73,9 @@ func (p *partition) becomeLeader(st PartitionState) {
 		"epoch", st.LeaderEpoch, "isr", st.ISR, "log_end_offset", p.epochStartOffset)
 }
 
-// append writes one batch as leader and returns its first and last offsets
-// and the leader epoch it was stamped with.
-func (p *partition) append(records []storage.Record, acks Acks) (base, last int64, epoch int32, err error) {
+// append writes one batch as leader and returns where it is and the
+// leader epoch it was stamped with.
+func (p *partition) append(batch Batch, acks Acks) (res storage.AppendResult, epoch int32, err error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 
@@ -83,32 +83,32 @@ func (p *partition) append(records []storage.Record, acks Acks) (base, last int6
 	if p.closed || p.role != roleLeader {
 		err := p.notLeaderLocked()
 		p.mu.Unlock()
-		return 0, 0, 0, err
+		return res, 0, err
 	}
 	epoch = p.state.LeaderEpoch
 	if acks == AcksAll && len(p.state.ISR) < p.minISR {
 		p.mu.Unlock()
-		return 0, 0, epoch, ErrNotEnoughReplicas
+		return res, epoch, ErrNotEnoughReplicas
 	}
 	p.mu.Unlock()
 
 	// roleMu (read) keeps the role and epoch fixed while storage appends.
-	base, last, err = p.log.Append(records, epoch)
+	res, err = p.log.AppendRecords(batch.Records, epoch, batch.Options)
 	if err != nil {
-		return 0, 0, epoch, p.checkLog(err)
+		return res, epoch, p.checkLog(err)
 	}
 	var n int64
-	for i := range records {
-		n += int64(len(records[i].Key) + len(records[i].Value))
+	for i := range batch.Records {
+		n += int64(len(batch.Records[i].Key) + len(batch.Records[i].Value))
 	}
 	p.stats.bytesIn.Add(n)
-	p.stats.recordsIn.Add(int64(len(records)))
+	p.stats.recordsIn.Add(int64(len(batch.Records)))
 
 	p.mu.Lock()
 	p.dataAppended.notify()
 	p.maybeAdvanceHWLocked()
 	p.mu.Unlock()
-	return base, last, epoch, nil
+	return res, epoch, nil
 }
 
 // waitReplicated waits for acks=all: until the high watermark passes last

@@ -5,44 +5,60 @@ import (
 	"time"
 )
 
-// Append writes records as one batch stamped with leaderEpoch and returns
-// the offsets of its first and last record. It sets Offset on each of the
-// caller's records, and Timestamp where it was 0. A negative epoch writes a
-// batch that the leader-epoch cache ignores.
+// Append writes records as one uncompressed batch stamped with
+// leaderEpoch and returns the offsets of its first and last record. It
+// sets Offset on each of the caller's records, and Timestamp where it was
+// 0. A negative epoch writes a batch that the leader-epoch cache ignores.
 func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err error) {
+	res, err := l.AppendRecords(records, leaderEpoch, BatchOptions{})
+	if err != nil {
+		return -1, -1, err
+	}
+	return res.BaseOffset, res.LastOffset, nil
+}
+
+// AppendResult is where an appended batch is in the log.
+type AppendResult struct {
+	BaseOffset, LastOffset int64
+}
+
+// AppendRecords is Append with the batch written as opts says
+// (compressed, for one). max.message.bytes bounds the batch's size
+// uncompressed.
+func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptions) (res AppendResult, err error) {
 	if len(records) == 0 {
-		return -1, -1, ErrEmptyBatch
+		return AppendResult{}, ErrEmptyBatch
 	}
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	if err := l.writable(); err != nil {
-		return -1, -1, err
+		return AppendResult{}, err
 	}
 	defer func() { err = l.checkSync(err) }()
 	cfg := l.Config()
 	if leaderEpoch >= 0 && leaderEpoch < l.epochs.latest() {
-		return -1, -1, fmt.Errorf("%w: %d < %d", ErrStaleEpoch, leaderEpoch, l.epochs.latest())
+		return AppendResult{}, fmt.Errorf("%w: %d < %d", ErrStaleEpoch, leaderEpoch, l.epochs.latest())
 	}
-	base = l.leo.Load()
+	base := l.leo.Load()
 	now := time.Now()
 	nowMs := now.UnixMilli()
-	buf, err := encodeBatch(l.encBuf[:0], base, leaderEpoch, records, nowMs)
+	buf, rawSize, err := l.enc.encode(l.encBuf[:0], base, leaderEpoch, records, nowMs, opts)
 	if cap(buf) <= 4<<20 {
 		l.encBuf = buf // keep the buffer unless one odd batch made it huge
 	}
 	if err != nil {
-		return -1, -1, err
+		return AppendResult{}, err
 	}
-	if len(buf) > cfg.MaxBatchBytes {
-		return -1, -1, fmt.Errorf("%w: %d bytes, limit %d", ErrBatchTooLarge, len(buf), cfg.MaxBatchBytes)
+	if rawSize > cfg.MaxBatchBytes {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, limit %d", ErrBatchTooLarge, rawSize, cfg.MaxBatchBytes)
 	}
 	h, err := ParseBatchHeader(buf)
 	if err != nil {
-		return -1, -1, err
+		return AppendResult{}, err
 	}
 	l.hdrBuf = append(l.hdrBuf[:0], h)
 	if err := l.appendBatches(buf, l.hdrBuf, cfg, now); err != nil {
-		return -1, -1, err
+		return AppendResult{}, err
 	}
 	for i := range records {
 		records[i].Offset = base + int64(i)
@@ -50,7 +66,7 @@ func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err
 			records[i].Timestamp = nowMs
 		}
 	}
-	return base, h.LastOffset(), nil
+	return AppendResult{BaseOffset: base, LastOffset: h.LastOffset()}, nil
 }
 
 // AppendRaw appends batches encoded by a leader, offsets and epochs
@@ -69,7 +85,8 @@ func (l *Log) AppendRaw(batches []byte) (last int64, err error) {
 	expect, latest := l.leo.Load(), l.epochs.latest()
 	hdrs := l.hdrBuf[:0]
 	for p := 0; p < len(batches); {
-		h, err := VerifyBatch(batches[p:])
+		h, scratch, err := verifyBatch(batches[p:], cfg.storedLimit(), l.scratch)
+		l.keepScratch(scratch)
 		if err != nil {
 			return -1, err
 		}

@@ -117,47 +117,83 @@ func ParseBatchHeader(b []byte) (BatchHeader, error) {
 		return h, fmt.Errorf("%w: %d records cannot fit in %d bytes", ErrCorrupt, h.RecordCount, h.Length)
 	case h.BaseOffset > math.MaxInt64-int64(h.LastOffsetDelta)-1:
 		return h, fmt.Errorf("%w: offsets overflow", ErrCorrupt)
-	case h.Attributes&compressionMask != 0:
-		return h, fmt.Errorf("%w: unsupported compression %d", ErrCorrupt, h.Attributes&compressionMask)
+	case !h.Compression().valid():
+		return h, fmt.Errorf("%w: unknown compression %d", ErrCorrupt, h.Compression())
 	}
 	return h, nil
 }
 
 // VerifyBatch checks that b starts with one whole batch whose CRC matches
-// and whose records decode, and returns its header.
+// and whose records decode (decompressed if need be, to at most
+// StoredBatchLimit bytes), and returns its header.
 func VerifyBatch(b []byte) (BatchHeader, error) {
+	h, _, err := verifyBatch(b, storedRecordsLimit, nil)
+	return h, err
+}
+
+// verifyBatch is VerifyBatch with the records' decompressed size bounded
+// by limit and scratch (returned, perhaps grown) to decompress into.
+func verifyBatch(b []byte, limit int, scratch []byte) (BatchHeader, []byte, error) {
 	h, err := ParseBatchHeader(b)
 	if err != nil {
-		return h, err
+		return h, scratch, err
 	}
 	if h.Size() > len(b) {
-		return h, fmt.Errorf("%w: batch of %d bytes truncated to %d", ErrCorrupt, h.Size(), len(b))
+		return h, scratch, fmt.Errorf("%w: batch of %d bytes truncated to %d", ErrCorrupt, h.Size(), len(b))
 	}
 	b = b[:h.Size()]
 	if err := checkCRC(b, h); err != nil {
-		return h, err
+		return h, scratch, err
+	}
+	records, scratch, err := recordsOf(b, h, scratch, limit)
+	if err != nil {
+		return h, scratch, err
 	}
 	var d recordDecoder
-	d.reset(b[BatchHeaderSize:], h)
+	d.reset(records, h)
 	for d.more() {
 		if _, err := d.next(false); err != nil {
-			return h, err
+			return h, scratch, err
 		}
 	}
-	return h, d.finish()
+	return h, scratch, d.finish()
+}
+
+// recordsOf returns the records section of batch b (whole, with header h):
+// the bytes after the header, or for a compressed batch those bytes
+// decompressed into buf[:0] (grown as needed and returned as the second
+// result), at most limit bytes of them.
+func recordsOf(b []byte, h BatchHeader, buf []byte, limit int) (records, newBuf []byte, err error) {
+	section := b[BatchHeaderSize:h.Size()]
+	if h.Compression() == CompressionNone {
+		if len(section) > limit {
+			return nil, buf, fmt.Errorf("%w: %d bytes of records, limit %d", ErrBatchTooLarge, len(section), limit)
+		}
+		return section, buf, nil
+	}
+	out, err := decompress(buf[:0], h.Compression(), section, limit)
+	if err != nil {
+		return nil, buf, fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+	}
+	return out, out, nil
 }
 
 // DecodeBatch verifies the batch at the start of b and decodes its records.
-// Key, Value and header values alias b. It returns the header and records;
-// bytes of b after the batch are ignored (see BatchHeader.Size).
+// Key, Value and header values alias b, or for a compressed batch a
+// buffer of their own. It returns the header and records; bytes of b
+// after the batch are ignored (see BatchHeader.Size).
 func DecodeBatch(b []byte) (BatchHeader, []Record, error) {
 	h, err := VerifyBatch(b)
 	if err != nil {
 		return h, nil, err
 	}
+	records, _, err := recordsOf(b, h, nil, storedRecordsLimit)
+	if err != nil {
+		return h, nil, err
+	}
 	recs := make([]Record, 0, h.RecordCount)
 	var d recordDecoder
-	d.reset(b[BatchHeaderSize:h.Size()], h)
+	d.reset(records, h)
 	for d.more() {
 		r, err := d.next(true)
 		if err != nil {
@@ -166,65 +202,6 @@ func DecodeBatch(b []byte) (BatchHeader, []Record, error) {
 		recs = append(recs, r)
 	}
 	return h, recs, nil
-}
-
-// EncodeBatch appends one batch holding records to dst and returns the
-// extended slice. Record i gets offset baseOffset+i; Record.Offset is
-// ignored and timestamps are written as given. The batch carries no
-// producer (producer id, epoch and base sequence -1).
-func EncodeBatch(dst []byte, baseOffset int64, leaderEpoch int32, records []Record) ([]byte, error) {
-	return encodeBatch(dst, baseOffset, leaderEpoch, records, 0)
-}
-
-// encodeBatch is EncodeBatch with zero timestamps replaced by now.
-func encodeBatch(dst []byte, baseOffset int64, leaderEpoch int32, records []Record, now int64) ([]byte, error) {
-	if len(records) == 0 {
-		return dst, ErrEmptyBatch
-	}
-	if baseOffset < 0 || len(records) > math.MaxInt32 {
-		return dst, fmt.Errorf("storage: cannot encode %d records at offset %d", len(records), baseOffset)
-	}
-	ts := func(r *Record) int64 {
-		if r.Timestamp == 0 {
-			return now
-		}
-		return r.Timestamp
-	}
-	first := ts(&records[0])
-	maxTs := first
-	start := len(dst)
-	dst = append(dst, make([]byte, BatchHeaderSize)...)
-	for i := range records {
-		t := ts(&records[i])
-		maxTs = max(maxTs, t)
-		dst = appendRecord(dst, &records[i], t-first, int64(i))
-	}
-	size := len(dst) - start
-	if size-lengthPrefix > math.MaxInt32 {
-		return dst[:start], fmt.Errorf("%w: %d bytes", ErrBatchTooLarge, size)
-	}
-	b := dst[start:]
-	be := binary.BigEndian
-	be.PutUint64(b[posBaseOffset:], uint64(baseOffset))
-	be.PutUint32(b[posLength:], uint32(size-lengthPrefix))
-	be.PutUint32(b[posEpoch:], uint32(leaderEpoch))
-	b[posMagic] = Magic
-	be.PutUint16(b[posAttributes:], 0)
-	be.PutUint32(b[posLastDelta:], uint32(len(records)-1))
-	be.PutUint64(b[posFirstTs:], uint64(first))
-	be.PutUint64(b[posMaxTs:], uint64(maxTs))
-	putProducer(b, NoProducerID, NoProducerEpoch, NoSequence)
-	be.PutUint32(b[posRecordCount:], uint32(len(records)))
-	be.PutUint32(b[posCRC:], crc32.Checksum(b[posAttributes:], castagnoli))
-	return dst, nil
-}
-
-// putProducer writes the producer fields of the batch header b.
-func putProducer(b []byte, id int64, epoch int16, baseSequence int32) {
-	be := binary.BigEndian
-	be.PutUint64(b[posProducerID:], uint64(id))
-	be.PutUint16(b[posProducerEpoch:], uint16(epoch))
-	be.PutUint32(b[posBaseSequence:], uint32(baseSequence))
 }
 
 // checkCRC verifies a whole batch's checksum: CRC-32C of everything from

@@ -17,6 +17,13 @@ const (
 	maxSegmentBytes = math.MaxInt32
 )
 
+// storedRecordsLimit bounds the decompressed records of a batch the log
+// takes from its leader or already holds (reads, recovery), where the
+// topic's max.message.bytes is smaller: such a batch passed that limit
+// when it was produced, which may have been larger then, so the bound
+// only guards against a damaged batch whose CRC happens to pass.
+const storedRecordsLimit = 64 << 20
+
 // Config holds the per-topic settings of a log, named after Kafka's topic
 // configs. The zero value is usable: zero or negative fields take the
 // default where one is stated and otherwise mean "off", so a zero Config
@@ -59,3 +66,7 @@ func (c Config) normalized() Config {
 	}
 	return c
 }
+
+// storedLimit bounds the decompressed records of a batch already written
+// by a leader (see storedRecordsLimit).
+func (c Config) storedLimit() int { return max(c.MaxBatchBytes, storedRecordsLimit) }

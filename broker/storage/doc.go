@@ -16,9 +16,14 @@
 //	}
 //	type Config struct { SegmentBytes, SegmentMs, IndexIntervalBytes,
 //	    RetentionMs, RetentionBytes, FlushMessages, FlushMs, MaxBatchBytes }
+//	type BatchOptions struct { Compression Compression }
+//	type AppendResult struct { BaseOffset, LastOffset int64 }
+//	type Compression int8 // CompressionNone, …Gzip, …Snappy, …LZ4, …Zstd
+//	func ParseCompression(name string) (Compression, bool)
 //	func DefaultConfig() Config
 //	func Open(dir string, cfg Config) (*Log, error)
 //	func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err error)
+//	func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptions) (AppendResult, error)
 //	func (l *Log) AppendRaw(batches []byte) (last int64, err error)
 //	func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record, error)
 //	func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error)
@@ -92,8 +97,9 @@
 //	12      4     partitionLeaderEpoch int32  epoch of the leader that wrote it; −1 none
 //	16      1     magic                int8   2
 //	17      4     crc                  uint32 CRC-32C (Castagnoli) of bytes [21, end)
-//	21      2     attributes           int16  bits 0–2 compression (must be 0),
-//	                                          bit 3 timestamp type (1 = LogAppendTime)
+//	21      2     attributes           int16  bits 0–2 compression (0 none, 1 gzip,
+//	                                          2 snappy, 3 lz4, 4 zstd), bit 3
+//	                                          timestamp type (1 = LogAppendTime)
 //	23      4     lastOffsetDelta      int32  last record's offset − baseOffset
 //	27      8     baseTimestamp        int64  first record's timestamp (Unix ms)
 //	35      8     maxTimestamp         int64  largest record timestamp
@@ -121,6 +127,18 @@
 // Append writes offsetDelta i for record i, so lastOffsetDelta is
 // recordCount−1. In a LogAppendTime batch every record's timestamp is
 // maxTimestamp, as in Kafka.
+//
+// # Compression
+//
+// In a compressed batch the records section is one stream of the codec
+// the attributes name (compress.go): gzip and zstd (klauspost/compress),
+// snappy as a raw block or in the xerial framing of Java producers
+// (klauspost/compress), lz4 frames (pierrec/lz4). Batches are stored
+// compressed, as written, and followers copy them so; Read decompresses.
+// Every decompression is bounded: the records of a batch a producer
+// writes may not exceed max.message.bytes uncompressed (ErrBatchTooLarge),
+// and those of stored batches (reads, recovery, a follower's appends) the
+// larger of that and 64 MiB; malformed compressed data is ErrCorrupt.
 //
 // # Format conversion
 //

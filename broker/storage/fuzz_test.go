@@ -25,6 +25,15 @@ func FuzzDecodeBatch(f *testing.F) {
 	seed(0, 0, []Record{{}})
 	seed(7, 3, []Record{rec(1), rec(2), rec(3)})
 	seed(1<<40, -1, []Record{{Key: []byte{}, Value: nil, Headers: []Header{{Key: "", Value: []byte{}}, {Key: "k"}}}})
+	for _, c := range []Compression{CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
+		var e batchEncoder
+		b, _, err := e.encode(nil, 3, 1, []Record{rec(4), rec(5), rec(6)}, 0, BatchOptions{Compression: c})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, false)
+		f.Add(b[:len(b)-2], true)
+	}
 	f.Add([]byte{}, false)
 	// With resign set the CRC is fixed up first, so that the fuzzer gets
 	// past it and exercises the header and record decoding behind it.
@@ -40,8 +49,10 @@ func FuzzDecodeBatch(f *testing.F) {
 			t.Fatalf("DecodeBatch err %v, VerifyBatch err %v", err, verr)
 		}
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			// A compressed batch that expands past the bound is too large
+			// rather than corrupt.
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrBatchTooLarge) {
+				t.Fatalf("error %v wraps neither ErrCorrupt nor ErrBatchTooLarge", err)
 			}
 			return
 		}
@@ -76,6 +87,45 @@ func FuzzDecodeBatch(f *testing.F) {
 				!bytes.Equal(a.Value, b.Value) || (a.Value == nil) != (b.Value == nil) || len(a.Headers) != len(b.Headers) {
 				t.Fatalf("record %d changed in a round trip: %+v vs %+v", i, a, b)
 			}
+		}
+	})
+}
+
+// FuzzDecompress feeds arbitrary bytes to every codec's decoder with a
+// small limit: it must never panic, never return more than the limit, and
+// fail only with ErrCorrupt or ErrBatchTooLarge.
+func FuzzDecompress(f *testing.F) {
+	for _, c := range []Compression{CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd} {
+		for _, src := range [][]byte{[]byte("records records records"), make([]byte, 70000)} {
+			b, err := compress(nil, c, src)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(byte(c), b)
+			f.Add(byte(c), b[:len(b)/2])
+		}
+	}
+	f.Add(byte(CompressionSnappy), append(append([]byte(nil), xerialMagic...), 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 2, 4, 'a'))
+	f.Fuzz(func(t *testing.T, codec byte, src []byte) {
+		const limit = 64 << 10
+		c := Compression(codec % 5)
+		out, err := decompress(nil, c, src, limit)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrBatchTooLarge) {
+				t.Fatalf("%v: error %v wraps neither ErrCorrupt nor ErrBatchTooLarge", c, err)
+			}
+			return
+		}
+		if len(out) > limit {
+			t.Fatalf("%v: %d bytes out, limit %d", c, len(out), limit)
+		}
+		// What decodes encodes and decodes again to the same bytes.
+		again, err := compress(nil, c, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := decompress(nil, c, again, limit); err != nil || !bytes.Equal(back, out) {
+			t.Fatalf("%v: round trip of %d bytes: %d bytes, %v", c, len(out), len(back), err)
 		}
 	})
 }

@@ -96,8 +96,8 @@ func (l *Log) load() error {
 	// The last segment's tail is where a torn or corrupt write would be
 	// even after a clean shutdown, so its CRCs are checked in any case.
 	if n := len(l.segs); n > 0 && !slices.Contains(scanned, l.segs[n-1]) {
-		if err := l.segs[n-1].verifyTail(); errors.Is(err, ErrCorrupt) {
-			if _, err := l.segs[n-1].recover(cfg.IndexIntervalBytes, nil); err != nil {
+		if err := l.segs[n-1].verifyTail(cfg.storedLimit()); errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBatchTooLarge) {
+			if _, err := l.segs[n-1].recover(cfg.IndexIntervalBytes, cfg.storedLimit(), nil); err != nil {
 				return err
 			}
 			scanned = append(scanned, l.segs[n-1])
@@ -154,7 +154,7 @@ func (l *Log) loadSegment(s *segment, recover bool, cfg Config) (cut bool, err e
 			return false, err
 		}
 	}
-	return s.recover(cfg.IndexIntervalBytes, nil)
+	return s.recover(cfg.IndexIntervalBytes, cfg.storedLimit(), nil)
 }
 
 // settleSegments removes segments that hold nothing readable, makes sure an

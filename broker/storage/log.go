@@ -37,8 +37,10 @@ type Log struct {
 	// Writer state, guarded by writeMu.
 	unflushed  int64 // messages appended since the last fsync
 	flushTimer *time.Timer
+	enc        batchEncoder
 	encBuf     []byte
 	hdrBuf     []BatchHeader
+	scratch    []byte // decompressed records of batches being verified
 
 	durability // the recovery point and background syncs of rolled segments
 }
@@ -111,6 +113,14 @@ func (l *Log) AssignEpoch(epoch int32) (err error) {
 // known one yields (epoch, start offset of the oldest known epoch).
 func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64) {
 	return l.epochs.endOffsetFor(epoch, l.leo.Load())
+}
+
+// keepScratch keeps a decompression buffer for the next batch the writer
+// verifies, unless one odd batch made it huge. Callers hold writeMu.
+func (l *Log) keepScratch(b []byte) {
+	if cap(b) <= 4<<20 {
+		l.scratch = b
+	}
 }
 
 // active returns the segment taking appends. Callers hold writeMu or mu.

@@ -27,7 +27,7 @@ func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record,
 	if err != nil || offset >= end {
 		return nil, err
 	}
-	c := recordCollector{from: offset, end: end, maxBytes: maxBytes, maxRecords: maxRecords}
+	c := recordCollector{from: offset, end: end, maxBytes: maxBytes, maxRecords: maxRecords, limit: l.Config().storedLimit()}
 	err = l.scan(offset, end, readHint(maxBytes, maxRecords), c.add)
 	if err != nil && errors.Is(err, ErrCorrupt) && len(c.out) > 0 {
 		return c.out, nil
@@ -65,15 +65,21 @@ func readHint(maxBytes, maxRecords int) int {
 type recordCollector struct {
 	from, end            int64
 	maxBytes, maxRecords int
+	limit                int // decompressed records of one batch
 	bytes                int
 	out                  []Record
 }
 
 // add decodes the records of one batch that fall in range, within the
 // limits; it reports whether the next batch is wanted. A batch that fails
-// its CRC or its decoding contributes nothing.
+// its CRC or its decoding contributes nothing. A compressed batch is
+// decompressed into a buffer of its own, which its records alias.
 func (c *recordCollector) add(b []byte, h BatchHeader) (bool, error) {
 	if err := checkCRC(b, h); err != nil {
+		return false, err
+	}
+	records, _, err := recordsOf(b, h, nil, c.limit)
+	if err != nil {
 		return false, err
 	}
 	if c.out == nil {
@@ -81,7 +87,7 @@ func (c *recordCollector) add(b []byte, h BatchHeader) (bool, error) {
 	}
 	mark, markBytes := len(c.out), c.bytes
 	var d recordDecoder
-	d.reset(b[BatchHeaderSize:], h)
+	d.reset(records, h)
 	for d.more() {
 		r, err := d.nextFrom(c.from)
 		if err != nil {

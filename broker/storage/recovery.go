@@ -12,8 +12,9 @@ import (
 // batch: header, CRC, record structure, and that offsets continue from the
 // segment's base. The log is cut at the first batch that fails, so a torn
 // or corrupt tail disappears; it reports whether bytes were cut. Each valid
-// batch is passed to visit (the leader-epoch cache learns from it).
-func (s *segment) recover(interval int, visit func(BatchHeader)) (cut bool, err error) {
+// batch is passed to visit. limit bounds the records of a compressed batch
+// decompressed (Config.storedLimit).
+func (s *segment) recover(interval, limit int, visit func(BatchHeader)) (cut bool, err error) {
 	fi, err := s.log.Stat()
 	if err != nil {
 		return false, err
@@ -22,6 +23,7 @@ func (s *segment) recover(interval int, visit func(BatchHeader)) (cut bool, err 
 	s.maxTs.Store(math.MinInt64)
 	s.bytesSinceIndex = 0
 	expect, end := s.base, int64(0)
+	var scratch []byte
 	sc := newBatchScanner(s.log, 0, fi.Size(), maxReadChunk, true)
 	for {
 		pos, h, b, err := sc.next()
@@ -34,7 +36,7 @@ func (s *segment) recover(interval int, visit func(BatchHeader)) (cut bool, err 
 		if err != nil || h.BaseOffset != expect || !s.fits(h.NextOffset()) {
 			break
 		}
-		if _, err := VerifyBatch(b); err != nil {
+		if _, scratch, err = verifyBatch(b, limit, scratch); err != nil {
 			break
 		}
 		s.indexBatch(pos, h, interval)
@@ -133,12 +135,13 @@ func (s *segment) loadIndexes(interval int) error {
 }
 
 // verifyTail checks the CRC and records of every batch from the last
-// index entry to the end of the segment.
-func (s *segment) verifyTail() error {
+// index entry to the end of the segment; limit is as for recover.
+func (s *segment) verifyTail(limit int) error {
 	_, pos, ok := s.index.last()
 	if !ok {
 		return nil
 	}
+	var scratch []byte
 	sc := newBatchScanner(s.log, pos, s.size.Load(), minReadChunk, true)
 	for {
 		_, _, b, err := sc.next()
@@ -148,7 +151,7 @@ func (s *segment) verifyTail() error {
 		if err != nil {
 			return err
 		}
-		if _, err := VerifyBatch(b); err != nil {
+		if _, scratch, err = verifyBatch(b, limit, scratch); err != nil {
 			return err
 		}
 	}

@@ -20,7 +20,7 @@ func TestSegmentRecoverRebuildsIndexes(t *testing.T) {
 	}
 	defer s.close()
 	var seen int
-	cut, err := s.recover(700, func(BatchHeader) { seen++ })
+	cut, err := s.recover(700, storedRecordsLimit, func(BatchHeader) { seen++ })
 	if err != nil || cut || seen != 30 {
 		t.Fatalf("recover: cut %v, %d batches, %v", cut, seen, err)
 	}
@@ -59,7 +59,7 @@ func TestSegmentRecoverCutsAtFirstBadBatch(t *testing.T) {
 		dir := t.TempDir()
 		os.WriteFile(segmentPath(dir, 10, logSuffix), c.data, 0o644)
 		s, _ := openSegment(dir, 10)
-		cut, err := s.recover(4096, nil)
+		cut, err := s.recover(4096, storedRecordsLimit, nil)
 		if err != nil || cut != (c.wantSize < len(c.data)) || s.size.Load() != int64(c.wantSize) || s.next.Load() != c.wantNext {
 			t.Fatalf("%s: cut %v size %d next %d, %v", name, cut, s.size.Load(), s.next.Load(), err)
 		}

@@ -12,6 +12,8 @@ func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
 	}
 	start, end := l.logStart.Load(), l.leo.Load()
 	found := end
+	limit := l.Config().storedLimit()
+	var scratch []byte
 	visit := func(b []byte, h BatchHeader) (bool, error) {
 		// The header's timestamps are trusted only once the CRC passes.
 		if err := checkCRC(b, h); err != nil {
@@ -20,8 +22,13 @@ func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
 		if h.MaxTimestamp < ts {
 			return true, nil
 		}
+		records, buf, err := recordsOf(b, h, scratch, limit)
+		if err != nil {
+			return false, err
+		}
+		scratch = buf
 		var d recordDecoder
-		d.reset(b[BatchHeaderSize:], h)
+		d.reset(records, h)
 		for d.more() {
 			if _, err := d.next(false); err != nil {
 				return false, err

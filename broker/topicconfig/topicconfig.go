@@ -96,6 +96,7 @@ const (
 	FlushMs            = "flush.ms"
 	MaxMessageBytes    = "max.message.bytes"
 	IndexIntervalBytes = "index.interval.bytes"
+	CompressionType    = "compression.type"
 )
 
 // Keys is the table, in the order the docs list it.
@@ -122,6 +123,9 @@ var Keys = []Key{
 		Unit: "bytes", Doc: "largest batch, its 61-byte header included, one produce may write to a partition (413 RECORD_TOO_LARGE); the default is `message.max.bytes` plus that header"},
 	{Name: IndexIntervalBytes, Kind: Int, Min: 1, Max: math.MaxInt32, Default: "4096", BrokerSetting: "log.index.interval.bytes",
 		Unit: "bytes", Doc: "bytes between two sparse index entries; 1 indexes every batch"},
+	{Name: CompressionType, Kind: Enum, Values: []string{"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
+		Default: "producer", BrokerSetting: "compression.type",
+		Doc: "codec of the batches an HTTP produce writes; `producer` keeps the producer's, which over HTTP is none. `max.message.bytes` bounds a batch uncompressed"},
 }
 
 // Errors of Validate and Parse, wrapped with the key and value.

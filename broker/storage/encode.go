@@ -1,0 +1,106 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// BatchOptions say how Append writes a batch beyond its records.
+type BatchOptions struct {
+	// Compression is the codec of the records (topic config
+	// compression.type); the zero value writes them uncompressed.
+	Compression Compression
+}
+
+// EncodeBatch appends one uncompressed batch holding records to dst and
+// returns the extended slice. Record i gets offset baseOffset+i;
+// Record.Offset is ignored and timestamps are written as given. The batch
+// carries no producer (producer id, epoch and base sequence -1).
+func EncodeBatch(dst []byte, baseOffset int64, leaderEpoch int32, records []Record) ([]byte, error) {
+	var e batchEncoder
+	b, _, err := e.encode(dst, baseOffset, leaderEpoch, records, 0, BatchOptions{})
+	return b, err
+}
+
+// batchEncoder writes batches; it keeps the buffer that the records of a
+// compressed batch are encoded into before they are compressed.
+type batchEncoder struct {
+	raw []byte
+}
+
+// encode appends one batch holding records to dst, with zero timestamps
+// replaced by now. It also returns the batch's size uncompressed, which
+// max.message.bytes bounds.
+func (e *batchEncoder) encode(dst []byte, baseOffset int64, leaderEpoch int32, records []Record, now int64, opts BatchOptions) ([]byte, int, error) {
+	if len(records) == 0 {
+		return dst, 0, ErrEmptyBatch
+	}
+	if baseOffset < 0 || len(records) > math.MaxInt32 {
+		return dst, 0, fmt.Errorf("storage: cannot encode %d records at offset %d", len(records), baseOffset)
+	}
+	if !opts.Compression.valid() {
+		return dst, 0, fmt.Errorf("storage: unknown compression %d", opts.Compression)
+	}
+	ts := func(r *Record) int64 {
+		if r.Timestamp == 0 {
+			return now
+		}
+		return r.Timestamp
+	}
+	first := ts(&records[0])
+	maxTs := first
+	start := len(dst)
+	dst = append(dst, make([]byte, BatchHeaderSize)...)
+	// Uncompressed records go straight behind the header; compressed ones
+	// are encoded aside first.
+	section := dst
+	if opts.Compression != CompressionNone {
+		section = e.raw[:0]
+	}
+	sectionStart := len(section)
+	for i := range records {
+		t := ts(&records[i])
+		maxTs = max(maxTs, t)
+		section = appendRecord(section, &records[i], t-first, int64(i))
+	}
+	rawSize := BatchHeaderSize + len(section) - sectionStart
+	if opts.Compression == CompressionNone {
+		dst = section
+	} else {
+		if cap(section) <= 4<<20 {
+			e.raw = section // keep the buffer unless one odd batch made it huge
+		}
+		var err error
+		if dst, err = compress(dst, opts.Compression, section); err != nil {
+			return dst[:start], 0, err
+		}
+	}
+	size := len(dst) - start
+	if size-lengthPrefix > math.MaxInt32 || rawSize-lengthPrefix > math.MaxInt32 {
+		return dst[:start], 0, fmt.Errorf("%w: %d bytes", ErrBatchTooLarge, max(size, rawSize))
+	}
+	b := dst[start:]
+	be := binary.BigEndian
+	be.PutUint64(b[posBaseOffset:], uint64(baseOffset))
+	be.PutUint32(b[posLength:], uint32(size-lengthPrefix))
+	be.PutUint32(b[posEpoch:], uint32(leaderEpoch))
+	b[posMagic] = Magic
+	be.PutUint16(b[posAttributes:], uint16(opts.Compression))
+	be.PutUint32(b[posLastDelta:], uint32(len(records)-1))
+	be.PutUint64(b[posFirstTs:], uint64(first))
+	be.PutUint64(b[posMaxTs:], uint64(maxTs))
+	putProducer(b, NoProducerID, NoProducerEpoch, NoSequence)
+	be.PutUint32(b[posRecordCount:], uint32(len(records)))
+	be.PutUint32(b[posCRC:], crc32.Checksum(b[posAttributes:], castagnoli))
+	return dst, rawSize, nil
+}
+
+// putProducer writes the producer fields of the batch header b.
+func putProducer(b []byte, id int64, epoch int16, baseSequence int32) {
+	be := binary.BigEndian
+	be.PutUint64(b[posProducerID:], uint64(id))
+	be.PutUint16(b[posProducerEpoch:], uint16(epoch))
+	be.PutUint32(b[posBaseSequence:], uint32(baseSequence))
+}
