@@ -62,28 +62,16 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			AllowVolumeExpansion: ptr.To(true),
 		}))).To(Succeed())
 
-		var err error
-		brokers, err = brokertest.NewCluster(brokertest.Options{Brokers: 3})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(brokers.Close)
-		svc = brokers.ServiceClient()
-
-		kc := &kairov1alpha1.KairoCluster{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name,
-				Annotations: map[string]string{kairov1alpha1.EndpointOverrideAnnotation: brokers.ServiceURL()}},
+		brokers, node = runOnBrokers(&kairov1alpha1.KairoCluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name},
 			Spec: kairov1alpha1.KairoClusterSpec{
 				Replicas: 3,
 				Storage: kairov1alpha1.StorageSpec{Size: resource.MustParse("1Gi"),
 					StorageClassName: ptr.To("kc-expandable")},
 				Config: map[string]string{"min.insync.replicas": "2"},
 			},
-		}
-		node = &brokertest.Node{Client: k8sClient, Cluster: brokers, Namespace: ns,
-			Selector: resources.SelectorLabels(kc), BindVolumes: true,
-			Logf: func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
-		node.Start(ctx)
-		DeferCleanup(node.Stop)
-		Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+		}, brokertest.Options{Brokers: 3})
+		svc = brokers.ServiceClient()
 	})
 
 	It("creates its children, owned by the cluster, and the StatefulSet controller creates the pods", func() {

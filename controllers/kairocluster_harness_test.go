@@ -39,6 +39,7 @@ import (
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
+	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
 // The KairoCluster specs run in namespaces with this prefix; the suite's
@@ -117,6 +118,28 @@ func (p *passCounter) of(key types.NamespacedName) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.counts[key]
+}
+
+// runOnBrokers starts the broker processes opts asks for and a
+// brokertest.Node that runs them as kc's pods, points the operator at them
+// (the endpoint-override annotation), and creates kc. The node and the
+// brokers stop when the enclosing container ends.
+func runOnBrokers(kc *kairov1alpha1.KairoCluster, opts brokertest.Options) (*brokertest.Cluster, *brokertest.Node) {
+	GinkgoHelper()
+	brokers, err := brokertest.NewCluster(opts)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(brokers.Close)
+	if kc.Annotations == nil {
+		kc.Annotations = map[string]string{}
+	}
+	kc.Annotations[kairov1alpha1.EndpointOverrideAnnotation] = brokers.ServiceURL()
+	node := &brokertest.Node{Client: k8sClient, Cluster: brokers, Namespace: kc.Namespace,
+		Selector: resources.SelectorLabels(kc), BindVolumes: true,
+		Logf: func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
+	node.Start(ctx)
+	DeferCleanup(node.Stop)
+	Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	return brokers, node
 }
 
 // kcNamespace creates a namespace for KairoCluster specs.

@@ -17,7 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -50,22 +49,11 @@ var _ = Describe("KairoCluster controller on two real brokers", Ordered, func() 
 	BeforeAll(func() {
 		requireControllerManager()
 		kcNamespace(ns)
-		var err error
-		brokers, err = brokertest.NewCluster(brokertest.Options{Brokers: 2, Voters: 2})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(brokers.Close)
+		brokers, node = runOnBrokers(&kairov1alpha1.KairoCluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name},
+			Spec:       kairov1alpha1.KairoClusterSpec{Replicas: 2, Storage: kairov1alpha1.StorageSpec{Size: resource.MustParse("1Gi")}},
+		}, brokertest.Options{Brokers: 2, Voters: 2})
 		svc = brokers.ServiceClient()
-		kc := &kairov1alpha1.KairoCluster{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name,
-				Annotations: map[string]string{kairov1alpha1.EndpointOverrideAnnotation: brokers.ServiceURL()}},
-			Spec: kairov1alpha1.KairoClusterSpec{Replicas: 2, Storage: kairov1alpha1.StorageSpec{Size: resource.MustParse("1Gi")}},
-		}
-		node = &brokertest.Node{Client: k8sClient, Cluster: brokers, Namespace: ns,
-			Selector: resources.SelectorLabels(kc), BindVolumes: true,
-			Logf: func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
-		node.Start(ctx)
-		DeferCleanup(node.Stop)
-		Expect(k8sClient.Create(ctx, kc)).To(Succeed())
 	})
 
 	It("gives a new two-broker cluster one voter and two replicas per topic", func() {
