@@ -123,6 +123,38 @@ func (c *testCluster) any(not ...int) *node {
 	return nil
 }
 
+// waitSettled waits until every partition of topics is led by its
+// preferred replica with every replica in sync, as each running broker's
+// metadata shows it and as the leader itself acts on it (its
+// kairo_partition_isr series): what an operator waits for after a broker
+// restarts, before counting on acks=all or on leaderships staying put.
+// Metadata reaches the brokers a few milliseconds apart, and a leader
+// learns of an ISR change when the controller's answer arrives, which can
+// be after another broker shows it; the controller moves leaderships back
+// to preferred replicas only every leader rebalance interval.
+func (c *testCluster) waitSettled(timeout time.Duration, topics ...string) time.Duration {
+	c.t.Helper()
+	return eventually(c.t, timeout, fmt.Sprintf("%v to be led by their preferred replicas, every replica in sync", topics), func() bool {
+		for _, n := range c.nodes {
+			if n == nil {
+				continue
+			}
+			for _, topic := range topics {
+				for _, p := range c.describe(n, topic) {
+					if p.Leader != p.Replicas[0] || len(p.ISR) != len(p.Replicas) || p.UnderReplicated || c.nodes[p.Leader] == nil {
+						return false
+					}
+					series := fmt.Sprintf(`kairo_partition_isr{broker="%d",partition="%d",topic="%s"}`, p.Leader, p.Partition, topic)
+					if metric(c.t, c.nodes[p.Leader], series) != float64(len(p.Replicas)) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
 // partitionView is one partition of a topic description.
 type partitionView struct {
 	Partition       int32   `json:"partition"`

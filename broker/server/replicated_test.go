@@ -13,7 +13,7 @@ import (
 // followers, leader election from the ISR, ISR shrink and expansion,
 // acks=all refused below min.insync.replicas, proxying through brokers that
 // lead nothing asked, and a restarted broker catching up to byte-identical
-// logs.
+// logs and leading its preferred partitions again.
 func TestThreeBrokerReplication(t *testing.T) {
 	c := newTestCluster(t, 3, 3, nil)
 	n0 := c.nodes[0]
@@ -108,18 +108,17 @@ func TestThreeBrokerReplication(t *testing.T) {
 	subset(t, "acks=1 below min ISR", survivor.expect(t, "POST", "/produce", `{"topic":"strict","partition":0,"message":"stored"}`, 200),
 		`{"offset":0}`)
 
-	// The crashed broker restarts, catches up and rejoins every ISR.
+	// The crashed broker restarts, catches up, rejoins every ISR and gets
+	// its preferred leaderships back; acks=all waits for no leadership
+	// move and no leader that has yet to learn of the expanded ISR.
 	c.restart(victim)
-	eventually(t, 20*time.Second, "the restarted broker to rejoin every ISR", func() bool {
-		for _, topic := range []string{"orders", "strict"} {
-			for _, p := range c.describe(c.nodes[victim], topic) {
-				if len(p.ISR) != 3 || p.UnderReplicated {
-					return false
-				}
-			}
+	took = c.waitSettled(30*time.Second, "orders", "strict")
+	t.Logf("the restarted broker was back in every ISR and leading its preferred partitions after %v", took.Round(time.Millisecond))
+	for _, p := range c.describe(c.nodes[victim], "orders") {
+		if p.Leader == int32(victim) && p.LeaderEpoch <= before[p.Partition].LeaderEpoch {
+			t.Fatalf("partition %d: broker %d leads again in epoch %d, not after epoch %d", p.Partition, victim, p.LeaderEpoch, before[p.Partition].LeaderEpoch)
 		}
-		return true
-	})
+	}
 	c.nodes[victim].expect(t, "POST", "/produce", `{"topic":"strict","partition":0,"message":"accepted","acks":"all"}`, 200)
 
 	// Every broker serves every partition (proxying to its leader) with
