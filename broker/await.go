@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/replica"
 )
@@ -147,7 +147,7 @@ func (b *Broker) AwaitMetadata(ctx context.Context) error {
 	for err != nil {
 		select {
 		case <-ctx.Done():
-			e := client.Errorf(client.CodeNotReady, "%v", err)
+			e := api.Errorf(api.CodeNotReady, "%v", err)
 			e.RetryAfterMs = metadataRetryAfterMs
 			return e
 		case <-t.C:

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/memory"
@@ -50,10 +51,8 @@ type Broker struct {
 	node     *cluster.Node
 	replicas *replica.Manager
 	coords   *coordinators
-	// peerClient calls other brokers' peer listeners; peers proxies
-	// client requests over it.
+	// peerClient calls other brokers' peer listeners.
 	peerClient *peer.Client
-	peers      *peers
 	rr         sync.Map // topic → *roundRobin
 	// memory bounds what requests hold at once (broker/memory).
 	memory memory.Budget
@@ -81,7 +80,7 @@ func New(cfg Config) (*Broker, error) {
 	s := cfg.Settings
 	pc := peer.NewClient(cfg.PeerSecret)
 	b := &Broker{cfg: cfg, settings: s, id: cfg.ID, log: cfg.Logger.With("broker", cfg.ID), now: cfg.Now,
-		peerClient: pc, peers: newPeers(pc), managerReady: make(chan struct{}),
+		peerClient: pc, managerReady: make(chan struct{}),
 		memory: memory.NewBudget(s.QueuedMaxRequestBytes, s.QueuedMaxResponseBytes)}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.coords = newCoordinators(b)
@@ -286,7 +285,7 @@ func (b *Broker) Close() error {
 		if e := b.node.Close(); e != nil && err == nil {
 			err = e
 		}
-		b.peers.close()
+		b.peerClient.Close()
 	})
 	return err
 }
@@ -318,16 +317,46 @@ func (b *Broker) Ready() error {
 
 // PeerHandler is the handler of the peer listener: the controller's,
 // the replicas' and this package's operations on the peer transport
-// (broker/peer), and client requests other brokers proxy here, served by
-// public (the client API's handler) under peer.ForwardPath. Every request
-// must carry the cluster secret. Serve it only on the peer listener: the
-// client port never answers these paths.
-func (b *Broker) PeerHandler(public http.Handler) http.Handler {
+// (broker/peer), among them the requests other brokers pass on to this
+// one (route.go). Every request must carry the cluster secret. Serve it
+// only on the peer listener: the client port never answers these paths.
+func (b *Broker) PeerHandler() http.Handler {
 	m := peer.NewMux(b.cfg.PeerSecret, b.log)
 	b.node.ServePeer(m)
 	b.replicas.ServePeer(m)
 	peer.Handle(m, opOffsets, b.serveOffsets)
 	peer.Handle(m, opPartitions, b.servePartitions)
-	m.Forward(public)
-	return m
+	peer.Handle(m, opProduce, served(b, b.serveProduce))
+	peer.Handle(m, opFetch, served(b, b.serveFetch))
+	peer.Handle(m, opListGroups, served(b, func(ctx context.Context, _ struct{}) (api.GroupList, error) {
+		return b.ListGroups(ctx)
+	}))
+	joinGroupOp.serve(m, b)
+	syncGroupOp.serve(m, b)
+	heartbeatOp.serve(m, b)
+	leaveGroupOp.serve(m, b)
+	commitOffsetsOp.serve(m, b)
+	offsetsOp.serve(m, b)
+	describeGroupOp.serve(m, b)
+	setGroupConfigOp.serve(m, b)
+	resetOffsetsOp.serve(m, b)
+	deleteGroupOp.serve(m, b)
+	seenMemberOp.serve(m, b)
+	staleMembersOp.serve(m, b)
+	saveAssignmentOp.serve(m, b)
+	savedAssignmentOp.serve(m, b)
+	deleteAssignmentOp.serve(m, b)
+	return withMemoryAccount(m)
+}
+
+// withMemoryAccount gives every peer request a memory account, as a front
+// door gives a client's: a request passed on from another broker charges
+// the budget of the broker that serves it (its records, its fetch reply)
+// until its reply is written.
+func withMemoryAccount(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		acct := memory.NewAccount(r.ContentLength >= 0 && r.ContentLength <= memory.SmallRequestBytes)
+		defer acct.Release()
+		h.ServeHTTP(w, r.WithContext(memory.WithAccount(r.Context(), acct)))
+	})
 }

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/group"
 	"github.com/kairolog/kairolog/broker/replica"
 )
@@ -323,7 +323,7 @@ func (cs *coordinators) closeAll() {
 }
 
 func coordinatorNotAvailable(format string, args ...any) error {
-	e := client.Errorf(client.CodeCoordinatorNotAvailable, format, args...)
+	e := api.Errorf(api.CodeCoordinatorNotAvailable, format, args...)
 	e.RetryAfterMs = 200
 	return e
 }

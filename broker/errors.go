@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/group"
 	"github.com/kairolog/kairolog/broker/memory"
@@ -13,8 +13,9 @@ import (
 	"github.com/kairolog/kairolog/broker/storage"
 )
 
-// ClientError is what a client is told about err: the *client.Error whose
-// code (and through it the HTTP status) fits the cause. This is the one
+// AsAPIError is what a client is told about err: the *api.Error whose
+// code (and through it a front door's status or error code) fits the
+// cause. This is the one
 // place where errors of the packages below the broker (storage, replica,
 // group, the metadata quorum) get their client-facing codes; errorRules
 // lists every one of their errors, and TestEveryCoreErrorHasAClientCode
@@ -23,8 +24,8 @@ import (
 // What a leader change, a shutdown or a corrupt batch causes is a 503 the
 // client retries (LEADER_NOT_AVAILABLE, NOT_READY, STORAGE_ERROR …), with
 // a retry hint. ok is false for an error no rule knows: only a bug makes
-// one, and the server logs it and answers 500 INTERNAL.
-func ClientError(err error) (e *client.Error, ok bool) {
+// one, and a front door logs it and answers INTERNAL.
+func AsAPIError(err error) (e *api.Error, ok bool) {
 	if err == nil {
 		return nil, false
 	}
@@ -40,23 +41,23 @@ func ClientError(err error) (e *client.Error, ok bool) {
 	}
 	var oor *replica.OffsetOutOfRangeError
 	if errors.As(err, &oor) {
-		e := client.Errorf(client.CodeOffsetOutOfRange, "offset %d is outside [%d, %d]", oor.Offset, oor.LogStartOffset, oor.HighWatermark)
+		e := api.Errorf(api.CodeOffsetOutOfRange, "offset %d is outside [%d, %d]", oor.Offset, oor.LogStartOffset, oor.HighWatermark)
 		e.LogStartOffset, e.HighWatermark = &oor.LogStartOffset, &oor.HighWatermark
 		return e, true
 	}
 	var soor *storage.OffsetOutOfRangeError
 	if errors.As(err, &soor) {
-		e := client.Errorf(client.CodeOffsetOutOfRange, "offset %d is outside [%d, %d]", soor.Offset, soor.LogStartOffset, soor.LogEndOffset)
+		e := api.Errorf(api.CodeOffsetOutOfRange, "offset %d is outside [%d, %d]", soor.Offset, soor.LogStartOffset, soor.LogEndOffset)
 		e.LogStartOffset, e.HighWatermark = &soor.LogStartOffset, &soor.LogEndOffset
 		return e, true
 	}
 	var notLeader *replica.NotLeaderError
 	if errors.As(err, &notLeader) {
-		return client.Errorf(client.CodeLeaderNotAvailable, "%v", err), true
+		return api.Errorf(api.CodeLeaderNotAvailable, "%v", err), true
 	}
 	for _, rule := range errorRules {
 		if errors.Is(err, rule.err) {
-			return client.Errorf(rule.code, "%v", err), true
+			return api.Errorf(rule.code, "%v", err), true
 		}
 	}
 	var pathErr *fs.PathError
@@ -64,11 +65,11 @@ func ClientError(err error) (e *client.Error, ok bool) {
 	case errors.As(err, &pathErr):
 		// A file of a partition log could not be read or written: a disk
 		// error, a full disk.
-		return client.Errorf(client.CodeStorageError, "%v", err), true
+		return api.Errorf(api.CodeStorageError, "%v", err), true
 	case errors.Is(err, context.DeadlineExceeded):
-		return client.Errorf(client.CodeRequestTimedOut, "%v", err), true
+		return api.Errorf(api.CodeRequestTimedOut, "%v", err), true
 	case errors.Is(err, context.Canceled):
-		return client.Errorf(client.CodeRequestTimedOut, "request cancelled: %v", err), true
+		return api.Errorf(api.CodeRequestTimedOut, "request cancelled: %v", err), true
 	}
 	return nil, false
 }
@@ -77,10 +78,10 @@ func ClientError(err error) (e *client.Error, ok bool) {
 // none of its own.
 const defaultRetryAfterMs = 500
 
-// apiError is ClientError for the broker's own methods: an error no rule
+// apiError is AsAPIError for the broker's own methods: an error no rule
 // knows passes through unchanged, so the server logs its cause.
 func apiError(err error) error {
-	if e, ok := ClientError(err); ok {
+	if e, ok := AsAPIError(err); ok {
 		return e
 	}
 	return err
@@ -95,101 +96,101 @@ var errorRules = []struct {
 	code string
 }{
 	// storage: the partition log.
-	{storage.ErrOffsetOutOfRange, client.CodeOffsetOutOfRange},
-	{storage.ErrBatchTooLarge, client.CodeRecordTooLarge},
-	{storage.ErrEmptyBatch, client.CodeInvalidArgument},
+	{storage.ErrOffsetOutOfRange, api.CodeOffsetOutOfRange},
+	{storage.ErrBatchTooLarge, api.CodeRecordTooLarge},
+	{storage.ErrEmptyBatch, api.CodeInvalidArgument},
 	// A batch stamped with an epoch older than the log's latest: this
 	// broker led in an epoch that has since ended (a leader change raced
 	// the append).
-	{storage.ErrStaleEpoch, client.CodeLeaderNotAvailable},
+	{storage.ErrStaleEpoch, api.CodeLeaderNotAvailable},
 	// Follower appends only: the log moved under a fetch (truncated after
 	// a leader change).
-	{storage.ErrNotContiguous, client.CodeLeaderNotAvailable},
+	{storage.ErrNotContiguous, api.CodeLeaderNotAvailable},
 	// Stored bytes fail their CRC: another replica may take over.
-	{storage.ErrCorrupt, client.CodeStorageError},
-	{storage.ErrCorruptPartitionMetadata, client.CodeStorageError},
+	{storage.ErrCorrupt, api.CodeStorageError},
+	{storage.ErrCorruptPartitionMetadata, api.CodeStorageError},
 	// An fsync of the partition's log failed: the replica is offline until
 	// its broker restarts; another replica may take over.
-	{storage.ErrLogFailed, client.CodeStorageError},
+	{storage.ErrLogFailed, api.CodeStorageError},
 	// The log closed under the request: the partition moved away or the
 	// broker is stopping.
-	{storage.ErrClosed, client.CodeLeaderNotAvailable},
+	{storage.ErrClosed, api.CodeLeaderNotAvailable},
 
 	// replica: leadership, ISR and high watermark.
-	{replica.ErrUnknownPartition, client.CodeUnknownPartition},
-	{replica.ErrNotEnoughReplicas, client.CodeNotEnoughReplicas},
-	{replica.ErrNotEnoughReplicasAfterAppend, client.CodeNotEnoughReplicasAfterAppend},
-	{replica.ErrTimeout, client.CodeRequestTimedOut},
-	{replica.ErrLeaderMovedAfterAppend, client.CodeLeaderNotAvailable},
-	{replica.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable},
-	{replica.ErrUnknownLeaderEpoch, client.CodeLeaderNotAvailable},
-	{replica.ErrNotReplica, client.CodeLeaderNotAvailable},
+	{replica.ErrUnknownPartition, api.CodeUnknownPartition},
+	{replica.ErrNotEnoughReplicas, api.CodeNotEnoughReplicas},
+	{replica.ErrNotEnoughReplicasAfterAppend, api.CodeNotEnoughReplicasAfterAppend},
+	{replica.ErrTimeout, api.CodeRequestTimedOut},
+	{replica.ErrLeaderMovedAfterAppend, api.CodeLeaderNotAvailable},
+	{replica.ErrFencedLeaderEpoch, api.CodeLeaderNotAvailable},
+	{replica.ErrUnknownLeaderEpoch, api.CodeLeaderNotAvailable},
+	{replica.ErrNotReplica, api.CodeLeaderNotAvailable},
 	// The topic was deleted and created again, and this broker or the
 	// one that sent the request has not caught up with it yet.
-	{replica.ErrInconsistentTopicID, client.CodeLeaderNotAvailable},
+	{replica.ErrInconsistentTopicID, api.CodeLeaderNotAvailable},
 	// This broker was stopped or stalled, or cannot reach the controller:
 	// it does not act as leader until a heartbeat confirms its metadata.
-	{replica.ErrMetadataNotCurrent, client.CodeLeaderNotAvailable},
-	{replica.ErrClosed, client.CodeNotReady},
+	{replica.ErrMetadataNotCurrent, api.CodeLeaderNotAvailable},
+	{replica.ErrClosed, api.CodeNotReady},
 
 	// group: consumer-group coordinators.
-	{group.ErrInvalidArgument, client.CodeInvalidArgument},
-	{group.ErrUnknownGroup, client.CodeUnknownGroup},
-	{group.ErrUnknownMember, client.CodeUnknownMemberID},
-	{group.ErrIllegalGeneration, client.CodeIllegalGeneration},
-	{group.ErrRebalanceInProgress, client.CodeRebalanceInProgress},
-	{group.ErrNonEmptyGroup, client.CodeNonEmptyGroup},
-	{group.ErrNoActiveMembers, client.CodeNoActiveMembers},
-	{group.ErrUnknownTopic, client.CodeUnknownTopic},
-	{group.ErrUnknownPartition, client.CodeUnknownPartition},
-	{group.ErrCoordinatorNotAvailable, client.CodeCoordinatorNotAvailable},
+	{group.ErrInvalidArgument, api.CodeInvalidArgument},
+	{group.ErrUnknownGroup, api.CodeUnknownGroup},
+	{group.ErrUnknownMember, api.CodeUnknownMemberID},
+	{group.ErrIllegalGeneration, api.CodeIllegalGeneration},
+	{group.ErrRebalanceInProgress, api.CodeRebalanceInProgress},
+	{group.ErrNonEmptyGroup, api.CodeNonEmptyGroup},
+	{group.ErrNoActiveMembers, api.CodeNoActiveMembers},
+	{group.ErrUnknownTopic, api.CodeUnknownTopic},
+	{group.ErrUnknownPartition, api.CodeUnknownPartition},
+	{group.ErrCoordinatorNotAvailable, api.CodeCoordinatorNotAvailable},
 	// A group journal record that does not decode: the coordinator cannot
 	// load the group here; another replica of its partition may.
-	{group.ErrInvalidRecord, client.CodeCoordinatorNotAvailable},
+	{group.ErrInvalidRecord, api.CodeCoordinatorNotAvailable},
 
 	// memory: the broker's request and reply budget is in use.
-	{memory.ErrExhausted, client.CodeBrokerBusy},
+	{memory.ErrExhausted, api.CodeBrokerBusy},
 
 	// metadata: the quorum and the controller.
-	{metadata.ErrUnknownTopic, client.CodeUnknownTopic},
-	{metadata.ErrTopicExists, client.CodeTopicAlreadyExists},
-	{metadata.ErrInvalidTopic, client.CodeInvalidArgument},
-	{metadata.ErrUnknownPartition, client.CodeUnknownPartition},
-	{metadata.ErrStalePartitionCount, client.CodeInvalidPartitions},
-	{metadata.ErrInvalidPartitions, client.CodeInvalidPartitions},
-	{metadata.ErrInvalidReplicationFactor, client.CodeInvalidReplicationFactor},
-	{metadata.ErrInvalidConfig, client.CodeInvalidConfig},
-	{metadata.ErrInternalTopic, client.CodeInternalTopic},
-	{metadata.ErrInvalidAssignment, client.CodeInvalidArgument},
-	{metadata.ErrReassignmentInfeasible, client.CodeReassignmentInfeasible},
-	{metadata.ErrReassignmentInProgress, client.CodeReassignmentInProgress},
-	{metadata.ErrBrokerNotEmpty, client.CodeBrokerNotEmpty},
-	{metadata.ErrVoterNotReplaceable, client.CodeVoterNotReplaceable},
-	{metadata.ErrUnknownBroker, client.CodeUnknownBroker},
-	{metadata.ErrNotController, client.CodeNotController},
-	{metadata.ErrNotReady, client.CodeNotReady},
-	{metadata.ErrRequestTimedOut, client.CodeRequestTimedOut},
-	{metadata.ErrInvalidCommand, client.CodeInvalidArgument},
+	{metadata.ErrUnknownTopic, api.CodeUnknownTopic},
+	{metadata.ErrTopicExists, api.CodeTopicAlreadyExists},
+	{metadata.ErrInvalidTopic, api.CodeInvalidArgument},
+	{metadata.ErrUnknownPartition, api.CodeUnknownPartition},
+	{metadata.ErrStalePartitionCount, api.CodeInvalidPartitions},
+	{metadata.ErrInvalidPartitions, api.CodeInvalidPartitions},
+	{metadata.ErrInvalidReplicationFactor, api.CodeInvalidReplicationFactor},
+	{metadata.ErrInvalidConfig, api.CodeInvalidConfig},
+	{metadata.ErrInternalTopic, api.CodeInternalTopic},
+	{metadata.ErrInvalidAssignment, api.CodeInvalidArgument},
+	{metadata.ErrReassignmentInfeasible, api.CodeReassignmentInfeasible},
+	{metadata.ErrReassignmentInProgress, api.CodeReassignmentInProgress},
+	{metadata.ErrBrokerNotEmpty, api.CodeBrokerNotEmpty},
+	{metadata.ErrVoterNotReplaceable, api.CodeVoterNotReplaceable},
+	{metadata.ErrUnknownBroker, api.CodeUnknownBroker},
+	{metadata.ErrNotController, api.CodeNotController},
+	{metadata.ErrNotReady, api.CodeNotReady},
+	{metadata.ErrRequestTimedOut, api.CodeRequestTimedOut},
+	{metadata.ErrInvalidCommand, api.CodeInvalidArgument},
 	// Fencing of the replicas' own proposals (leader epochs, partition
 	// epochs, ISR changes): a leadership or reassignment moved meanwhile.
-	{metadata.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable},
-	{metadata.ErrStalePartitionEpoch, client.CodeLeaderNotAvailable},
-	{metadata.ErrNotLeader, client.CodeLeaderNotAvailable},
-	{metadata.ErrInvalidISR, client.CodeLeaderNotAvailable},
+	{metadata.ErrFencedLeaderEpoch, api.CodeLeaderNotAvailable},
+	{metadata.ErrStalePartitionEpoch, api.CodeLeaderNotAvailable},
+	{metadata.ErrNotLeader, api.CodeLeaderNotAvailable},
+	{metadata.ErrInvalidISR, api.CodeLeaderNotAvailable},
 	// This broker's registration was superseded; it registers again.
-	{metadata.ErrStaleBrokerEpoch, client.CodeNotReady},
+	{metadata.ErrStaleBrokerEpoch, api.CodeNotReady},
 }
 
 func errUnknownTopic(topic string) error {
-	return client.Errorf(client.CodeUnknownTopic, "topic %q does not exist", topic)
+	return api.Errorf(api.CodeUnknownTopic, "topic %q does not exist", topic)
 }
 
 func errUnknownPartition(topic string, p int32, n int32) error {
-	return client.Errorf(client.CodeUnknownPartition, "topic %q has no partition %d (it has %d)", topic, p, n)
+	return api.Errorf(api.CodeUnknownPartition, "topic %q has no partition %d (it has %d)", topic, p, n)
 }
 
 func errNotReady(format string, args ...any) error {
-	e := client.Errorf(client.CodeNotReady, format, args...)
+	e := api.Errorf(api.CodeNotReady, format, args...)
 	e.RetryAfterMs = 1000
 	return e
 }

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/group"
 	"github.com/kairolog/kairolog/broker/memory"
@@ -33,75 +33,75 @@ var clientErrorTable = []struct {
 	code   string
 	status int
 }{
-	{"storage.ErrOffsetOutOfRange", storage.ErrOffsetOutOfRange, client.CodeOffsetOutOfRange, 416},
-	{"storage.OffsetOutOfRangeError", &storage.OffsetOutOfRangeError{Offset: 9, LogStartOffset: 0, LogEndOffset: 4}, client.CodeOffsetOutOfRange, 416},
-	{"storage.ErrCorrupt", storage.ErrCorrupt, client.CodeStorageError, 503},
-	{"storage.ErrCorruptPartitionMetadata", storage.ErrCorruptPartitionMetadata, client.CodeStorageError, 503},
-	{"storage.ErrLogFailed", storage.ErrLogFailed, client.CodeStorageError, 503},
-	{"storage.ErrBatchTooLarge", storage.ErrBatchTooLarge, client.CodeRecordTooLarge, 413},
-	{"storage.ErrEmptyBatch", storage.ErrEmptyBatch, client.CodeInvalidArgument, 400},
-	{"storage.ErrNotContiguous", storage.ErrNotContiguous, client.CodeLeaderNotAvailable, 503},
-	{"storage.ErrStaleEpoch", storage.ErrStaleEpoch, client.CodeLeaderNotAvailable, 503},
-	{"storage.ErrClosed", storage.ErrClosed, client.CodeLeaderNotAvailable, 503},
+	{"storage.ErrOffsetOutOfRange", storage.ErrOffsetOutOfRange, api.CodeOffsetOutOfRange, 416},
+	{"storage.OffsetOutOfRangeError", &storage.OffsetOutOfRangeError{Offset: 9, LogStartOffset: 0, LogEndOffset: 4}, api.CodeOffsetOutOfRange, 416},
+	{"storage.ErrCorrupt", storage.ErrCorrupt, api.CodeStorageError, 503},
+	{"storage.ErrCorruptPartitionMetadata", storage.ErrCorruptPartitionMetadata, api.CodeStorageError, 503},
+	{"storage.ErrLogFailed", storage.ErrLogFailed, api.CodeStorageError, 503},
+	{"storage.ErrBatchTooLarge", storage.ErrBatchTooLarge, api.CodeRecordTooLarge, 413},
+	{"storage.ErrEmptyBatch", storage.ErrEmptyBatch, api.CodeInvalidArgument, 400},
+	{"storage.ErrNotContiguous", storage.ErrNotContiguous, api.CodeLeaderNotAvailable, 503},
+	{"storage.ErrStaleEpoch", storage.ErrStaleEpoch, api.CodeLeaderNotAvailable, 503},
+	{"storage.ErrClosed", storage.ErrClosed, api.CodeLeaderNotAvailable, 503},
 
-	{"replica.ErrUnknownPartition", replica.ErrUnknownPartition, client.CodeUnknownPartition, 404},
-	{"replica.ErrNotEnoughReplicas", replica.ErrNotEnoughReplicas, client.CodeNotEnoughReplicas, 503},
-	{"replica.ErrTimeout", replica.ErrTimeout, client.CodeRequestTimedOut, 503},
-	{"replica.ErrFencedLeaderEpoch", replica.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable, 503},
-	{"replica.ErrUnknownLeaderEpoch", replica.ErrUnknownLeaderEpoch, client.CodeLeaderNotAvailable, 503},
-	{"replica.ErrNotEnoughReplicasAfterAppend", replica.ErrNotEnoughReplicasAfterAppend, client.CodeNotEnoughReplicasAfterAppend, 503},
-	{"replica.ErrLeaderMovedAfterAppend", replica.ErrLeaderMovedAfterAppend, client.CodeLeaderNotAvailable, 503},
-	{"replica.ErrNotReplica", replica.ErrNotReplica, client.CodeLeaderNotAvailable, 503},
-	{"replica.ErrInconsistentTopicID", replica.ErrInconsistentTopicID, client.CodeLeaderNotAvailable, 503},
-	{"replica.ErrMetadataNotCurrent", replica.ErrMetadataNotCurrent, client.CodeLeaderNotAvailable, 503},
-	{"replica.ErrClosed", replica.ErrClosed, client.CodeNotReady, 503},
-	{"replica.NotLeaderError", &replica.NotLeaderError{Topic: "t", Partition: 0, Leader: 2, Epoch: 5}, client.CodeLeaderNotAvailable, 503},
-	{"replica.OffsetOutOfRangeError", &replica.OffsetOutOfRangeError{Offset: 9, LogStartOffset: 0, HighWatermark: 4}, client.CodeOffsetOutOfRange, 416},
+	{"replica.ErrUnknownPartition", replica.ErrUnknownPartition, api.CodeUnknownPartition, 404},
+	{"replica.ErrNotEnoughReplicas", replica.ErrNotEnoughReplicas, api.CodeNotEnoughReplicas, 503},
+	{"replica.ErrTimeout", replica.ErrTimeout, api.CodeRequestTimedOut, 503},
+	{"replica.ErrFencedLeaderEpoch", replica.ErrFencedLeaderEpoch, api.CodeLeaderNotAvailable, 503},
+	{"replica.ErrUnknownLeaderEpoch", replica.ErrUnknownLeaderEpoch, api.CodeLeaderNotAvailable, 503},
+	{"replica.ErrNotEnoughReplicasAfterAppend", replica.ErrNotEnoughReplicasAfterAppend, api.CodeNotEnoughReplicasAfterAppend, 503},
+	{"replica.ErrLeaderMovedAfterAppend", replica.ErrLeaderMovedAfterAppend, api.CodeLeaderNotAvailable, 503},
+	{"replica.ErrNotReplica", replica.ErrNotReplica, api.CodeLeaderNotAvailable, 503},
+	{"replica.ErrInconsistentTopicID", replica.ErrInconsistentTopicID, api.CodeLeaderNotAvailable, 503},
+	{"replica.ErrMetadataNotCurrent", replica.ErrMetadataNotCurrent, api.CodeLeaderNotAvailable, 503},
+	{"replica.ErrClosed", replica.ErrClosed, api.CodeNotReady, 503},
+	{"replica.NotLeaderError", &replica.NotLeaderError{Topic: "t", Partition: 0, Leader: 2, Epoch: 5}, api.CodeLeaderNotAvailable, 503},
+	{"replica.OffsetOutOfRangeError", &replica.OffsetOutOfRangeError{Offset: 9, LogStartOffset: 0, HighWatermark: 4}, api.CodeOffsetOutOfRange, 416},
 
-	{"group.ErrInvalidArgument", group.ErrInvalidArgument, client.CodeInvalidArgument, 400},
-	{"group.ErrUnknownGroup", group.ErrUnknownGroup, client.CodeUnknownGroup, 404},
-	{"group.ErrUnknownMember", group.ErrUnknownMember, client.CodeUnknownMemberID, 404},
-	{"group.ErrIllegalGeneration", group.ErrIllegalGeneration, client.CodeIllegalGeneration, 409},
-	{"group.ErrRebalanceInProgress", group.ErrRebalanceInProgress, client.CodeRebalanceInProgress, 409},
-	{"group.ErrNonEmptyGroup", group.ErrNonEmptyGroup, client.CodeNonEmptyGroup, 409},
-	{"group.ErrNoActiveMembers", group.ErrNoActiveMembers, client.CodeNoActiveMembers, 400},
-	{"group.ErrUnknownTopic", group.ErrUnknownTopic, client.CodeUnknownTopic, 404},
-	{"group.ErrUnknownPartition", group.ErrUnknownPartition, client.CodeUnknownPartition, 404},
-	{"group.ErrCoordinatorNotAvailable", group.ErrCoordinatorNotAvailable, client.CodeCoordinatorNotAvailable, 503},
-	{"group.ErrInvalidRecord", group.ErrInvalidRecord, client.CodeCoordinatorNotAvailable, 503},
+	{"group.ErrInvalidArgument", group.ErrInvalidArgument, api.CodeInvalidArgument, 400},
+	{"group.ErrUnknownGroup", group.ErrUnknownGroup, api.CodeUnknownGroup, 404},
+	{"group.ErrUnknownMember", group.ErrUnknownMember, api.CodeUnknownMemberID, 404},
+	{"group.ErrIllegalGeneration", group.ErrIllegalGeneration, api.CodeIllegalGeneration, 409},
+	{"group.ErrRebalanceInProgress", group.ErrRebalanceInProgress, api.CodeRebalanceInProgress, 409},
+	{"group.ErrNonEmptyGroup", group.ErrNonEmptyGroup, api.CodeNonEmptyGroup, 409},
+	{"group.ErrNoActiveMembers", group.ErrNoActiveMembers, api.CodeNoActiveMembers, 400},
+	{"group.ErrUnknownTopic", group.ErrUnknownTopic, api.CodeUnknownTopic, 404},
+	{"group.ErrUnknownPartition", group.ErrUnknownPartition, api.CodeUnknownPartition, 404},
+	{"group.ErrCoordinatorNotAvailable", group.ErrCoordinatorNotAvailable, api.CodeCoordinatorNotAvailable, 503},
+	{"group.ErrInvalidRecord", group.ErrInvalidRecord, api.CodeCoordinatorNotAvailable, 503},
 
-	{"memory.ErrExhausted", memory.ErrExhausted, client.CodeBrokerBusy, 503},
+	{"memory.ErrExhausted", memory.ErrExhausted, api.CodeBrokerBusy, 503},
 
-	{"metadata.ErrUnknownTopic", metadata.ErrUnknownTopic, client.CodeUnknownTopic, 404},
-	{"metadata.ErrTopicExists", metadata.ErrTopicExists, client.CodeTopicAlreadyExists, 409},
-	{"metadata.ErrInvalidTopic", metadata.ErrInvalidTopic, client.CodeInvalidArgument, 400},
-	{"metadata.ErrUnknownPartition", metadata.ErrUnknownPartition, client.CodeUnknownPartition, 404},
-	{"metadata.ErrInvalidPartitions", metadata.ErrInvalidPartitions, client.CodeInvalidPartitions, 400},
-	{"metadata.ErrStalePartitionCount", metadata.ErrStalePartitionCount, client.CodeInvalidPartitions, 400},
-	{"metadata.ErrInvalidReplicationFactor", metadata.ErrInvalidReplicationFactor, client.CodeInvalidReplicationFactor, 400},
-	{"metadata.ErrInvalidConfig", metadata.ErrInvalidConfig, client.CodeInvalidConfig, 400},
-	{"metadata.ErrInternalTopic", metadata.ErrInternalTopic, client.CodeInternalTopic, 403},
-	{"metadata.ErrInvalidAssignment", metadata.ErrInvalidAssignment, client.CodeInvalidArgument, 400},
-	{"metadata.ErrReassignmentInfeasible", metadata.ErrReassignmentInfeasible, client.CodeReassignmentInfeasible, 409},
-	{"metadata.ErrReassignmentInProgress", metadata.ErrReassignmentInProgress, client.CodeReassignmentInProgress, 409},
-	{"metadata.ErrBrokerNotEmpty", metadata.ErrBrokerNotEmpty, client.CodeBrokerNotEmpty, 409},
-	{"metadata.ErrVoterNotReplaceable", metadata.ErrVoterNotReplaceable, client.CodeVoterNotReplaceable, 409},
-	{"metadata.ErrUnknownBroker", metadata.ErrUnknownBroker, client.CodeUnknownBroker, 404},
-	{"metadata.ErrNotController", metadata.ErrNotController, client.CodeNotController, 503},
-	{"metadata.ErrFencedLeaderEpoch", metadata.ErrFencedLeaderEpoch, client.CodeLeaderNotAvailable, 503},
-	{"metadata.ErrStalePartitionEpoch", metadata.ErrStalePartitionEpoch, client.CodeLeaderNotAvailable, 503},
-	{"metadata.ErrNotLeader", metadata.ErrNotLeader, client.CodeLeaderNotAvailable, 503},
-	{"metadata.ErrInvalidISR", metadata.ErrInvalidISR, client.CodeLeaderNotAvailable, 503},
-	{"metadata.ErrStaleBrokerEpoch", metadata.ErrStaleBrokerEpoch, client.CodeNotReady, 503},
-	{"metadata.ErrInvalidCommand", metadata.ErrInvalidCommand, client.CodeInvalidArgument, 400},
-	{"metadata.ErrNotReady", metadata.ErrNotReady, client.CodeNotReady, 503},
-	{"metadata.ErrRequestTimedOut", metadata.ErrRequestTimedOut, client.CodeRequestTimedOut, 503},
+	{"metadata.ErrUnknownTopic", metadata.ErrUnknownTopic, api.CodeUnknownTopic, 404},
+	{"metadata.ErrTopicExists", metadata.ErrTopicExists, api.CodeTopicAlreadyExists, 409},
+	{"metadata.ErrInvalidTopic", metadata.ErrInvalidTopic, api.CodeInvalidArgument, 400},
+	{"metadata.ErrUnknownPartition", metadata.ErrUnknownPartition, api.CodeUnknownPartition, 404},
+	{"metadata.ErrInvalidPartitions", metadata.ErrInvalidPartitions, api.CodeInvalidPartitions, 400},
+	{"metadata.ErrStalePartitionCount", metadata.ErrStalePartitionCount, api.CodeInvalidPartitions, 400},
+	{"metadata.ErrInvalidReplicationFactor", metadata.ErrInvalidReplicationFactor, api.CodeInvalidReplicationFactor, 400},
+	{"metadata.ErrInvalidConfig", metadata.ErrInvalidConfig, api.CodeInvalidConfig, 400},
+	{"metadata.ErrInternalTopic", metadata.ErrInternalTopic, api.CodeInternalTopic, 403},
+	{"metadata.ErrInvalidAssignment", metadata.ErrInvalidAssignment, api.CodeInvalidArgument, 400},
+	{"metadata.ErrReassignmentInfeasible", metadata.ErrReassignmentInfeasible, api.CodeReassignmentInfeasible, 409},
+	{"metadata.ErrReassignmentInProgress", metadata.ErrReassignmentInProgress, api.CodeReassignmentInProgress, 409},
+	{"metadata.ErrBrokerNotEmpty", metadata.ErrBrokerNotEmpty, api.CodeBrokerNotEmpty, 409},
+	{"metadata.ErrVoterNotReplaceable", metadata.ErrVoterNotReplaceable, api.CodeVoterNotReplaceable, 409},
+	{"metadata.ErrUnknownBroker", metadata.ErrUnknownBroker, api.CodeUnknownBroker, 404},
+	{"metadata.ErrNotController", metadata.ErrNotController, api.CodeNotController, 503},
+	{"metadata.ErrFencedLeaderEpoch", metadata.ErrFencedLeaderEpoch, api.CodeLeaderNotAvailable, 503},
+	{"metadata.ErrStalePartitionEpoch", metadata.ErrStalePartitionEpoch, api.CodeLeaderNotAvailable, 503},
+	{"metadata.ErrNotLeader", metadata.ErrNotLeader, api.CodeLeaderNotAvailable, 503},
+	{"metadata.ErrInvalidISR", metadata.ErrInvalidISR, api.CodeLeaderNotAvailable, 503},
+	{"metadata.ErrStaleBrokerEpoch", metadata.ErrStaleBrokerEpoch, api.CodeNotReady, 503},
+	{"metadata.ErrInvalidCommand", metadata.ErrInvalidCommand, api.CodeInvalidArgument, 400},
+	{"metadata.ErrNotReady", metadata.ErrNotReady, api.CodeNotReady, 503},
+	{"metadata.ErrRequestTimedOut", metadata.ErrRequestTimedOut, api.CodeRequestTimedOut, 503},
 
 	// What the standard library reports for a request that ran out of
 	// time or a disk that failed.
-	{"context.DeadlineExceeded", context.DeadlineExceeded, client.CodeRequestTimedOut, 503},
-	{"context.Canceled", context.Canceled, client.CodeRequestTimedOut, 503},
-	{"fs.PathError", &fs.PathError{Op: "write", Path: "orders-0/00000000000000000000.log", Err: syscall.ENOSPC}, client.CodeStorageError, 503},
+	{"context.DeadlineExceeded", context.DeadlineExceeded, api.CodeRequestTimedOut, 503},
+	{"context.Canceled", context.Canceled, api.CodeRequestTimedOut, 503},
+	{"fs.PathError", &fs.PathError{Op: "write", Path: "orders-0/00000000000000000000.log", Err: syscall.ENOSPC}, api.CodeStorageError, 503},
 }
 
 // TestEveryCoreErrorHasAClientCode walks the error table: every error,
@@ -111,7 +111,7 @@ var clientErrorTable = []struct {
 func TestEveryCoreErrorHasAClientCode(t *testing.T) {
 	for _, row := range clientErrorTable {
 		t.Run(row.name, func(t *testing.T) {
-			e, ok := broker.ClientError(fmt.Errorf("produce orders-0: %w", row.err))
+			e, ok := broker.AsAPIError(fmt.Errorf("produce orders-0: %w", row.err))
 			if !ok {
 				t.Fatalf("no code: the server would answer 500 INTERNAL")
 			}
@@ -121,7 +121,7 @@ func TestEveryCoreErrorHasAClientCode(t *testing.T) {
 			if e.Status == 503 && e.RetryAfterMs <= 0 {
 				t.Fatalf("a retriable %s without retry_after_ms", e.Code)
 			}
-			if row.code != client.CodeOffsetOutOfRange && !strings.Contains(e.Message, row.err.Error()) {
+			if row.code != api.CodeOffsetOutOfRange && !strings.Contains(e.Message, row.err.Error()) {
 				t.Fatalf("message %q lost the cause %q", e.Message, row.err)
 			}
 		})
@@ -130,7 +130,7 @@ func TestEveryCoreErrorHasAClientCode(t *testing.T) {
 
 // TestErrorTableCoversEveryDeclaredError fails when a package below the
 // broker declares an exported error that the table above (and so,
-// through the test above, broker.ClientError) does not cover.
+// through the test above, broker.AsAPIError) does not cover.
 func TestErrorTableCoversEveryDeclaredError(t *testing.T) {
 	inTable := map[string]bool{}
 	for _, row := range clientErrorTable {
@@ -212,7 +212,7 @@ func newError(e ast.Expr) bool {
 // TestUnknownErrorIsABug: an error nothing knows is left for the server
 // to log and answer 500.
 func TestUnknownErrorIsABug(t *testing.T) {
-	if e, ok := broker.ClientError(errors.New("a nil map somewhere")); ok {
+	if e, ok := broker.AsAPIError(errors.New("a nil map somewhere")); ok {
 		t.Fatalf("an unknown error got %v", e)
 	}
 }

@@ -2,11 +2,11 @@ package broker
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/memory"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -20,7 +20,7 @@ const (
 // Fetch reads a partition for a consumer: records below the high watermark,
 // from this broker if it leads the partition and otherwise proxied to the
 // leader.
-func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error) {
+func (b *Broker) Fetch(ctx context.Context, args api.FetchRequest) (*api.FetchResult, error) {
 	t := b.awaitLeadership(ctx, args.Topic, args.Partition).Topic(args.Topic)
 	if t == nil {
 		return nil, errUnknownTopic(args.Topic)
@@ -56,7 +56,7 @@ func (b *Broker) Fetch(ctx context.Context, args FetchArgs) (*FetchResult, error
 	return res, apiError(err)
 }
 
-func (b *Broker) localFetch(ctx context.Context, args FetchArgs) (*FetchResult, error) {
+func (b *Broker) localFetch(ctx context.Context, args api.FetchRequest) (*api.FetchResult, error) {
 	info, err := b.replicas.PartitionInfo(args.Topic, args.Partition)
 	if err != nil {
 		return nil, err
@@ -87,8 +87,8 @@ func (b *Broker) localFetch(ctx context.Context, args FetchArgs) (*FetchResult, 
 }
 
 // fetchResult is what a consumer is answered from a replica's read.
-func (b *Broker) fetchResult(args FetchArgs, offset int64, res replica.FetchResult) *FetchResult {
-	out := &FetchResult{Topic: args.Topic, Partition: args.Partition, Records: res.Records,
+func (b *Broker) fetchResult(args api.FetchRequest, offset int64, res replica.FetchResult) *api.FetchResult {
+	out := &api.FetchResult{Topic: args.Topic, Partition: args.Partition, Records: apiRecords(res.Records),
 		HighWatermark: res.HighWatermark, LogStartOffset: res.LogStartOffset, NextOffset: offset}
 	if k := len(res.Records); k > 0 {
 		out.NextOffset = res.Records[k-1].Offset + 1
@@ -96,52 +96,43 @@ func (b *Broker) fetchResult(args FetchArgs, offset int64, res replica.FetchResu
 	return out
 }
 
-func (b *Broker) proxyFetch(ctx context.Context, args FetchArgs, leader, epoch int32) (*FetchResult, error) {
-	pc, err := b.peer(leader)
-	if err != nil {
-		return nil, err
-	}
-	pc = withEpoch(pc, epoch)
-	resp, err := pc.Fetch(ctx, client.FetchRequest{Topic: args.Topic, Partition: args.Partition, Offset: args.Offset,
-		MaxRecords: args.MaxRecords, MaxBytes: args.MaxBytes, WaitMs: int(args.Wait.Milliseconds()), Encoding: client.EncodingBase64})
-	if err != nil {
-		return nil, peerError(err, client.CodeLeaderNotAvailable, leader)
-	}
-	if err := b.chargeProxiedFetch(ctx, resp); err != nil {
-		return nil, err
-	}
-	out := &FetchResult{Topic: resp.Topic, Partition: resp.Partition, HighWatermark: resp.HighWatermark,
-		LogStartOffset: resp.LogStartOffset, NextOffset: resp.NextOffset, Records: make([]storage.Record, len(resp.Records))}
-	dec := base64.StdEncoding
-	for i, r := range resp.Records {
-		rec := storage.Record{Offset: r.Offset, Timestamp: r.Timestamp}
-		if rec.Value, err = dec.DecodeString(r.Message); err != nil {
-			return nil, client.Errorf(client.CodeInternal, "broker %d sent a record that is not base64: %v", leader, err)
-		}
-		if r.Key != nil {
-			if rec.Key, err = dec.DecodeString(*r.Key); err != nil {
-				return nil, client.Errorf(client.CodeInternal, "broker %d sent a key that is not base64: %v", leader, err)
+// apiRecords are records read from a log as the core answers them (the
+// bytes are shared, not copied).
+func apiRecords(recs []storage.Record) []api.Record {
+	out := make([]api.Record, len(recs))
+	for i, r := range recs {
+		out[i] = api.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
+		if len(r.Headers) > 0 {
+			out[i].Headers = make([]api.Header, len(r.Headers))
+			for k, h := range r.Headers {
+				out[i].Headers[k] = api.Header{Key: h.Key, Value: h.Value}
 			}
 		}
-		for k, v := range r.Headers {
-			hv, err := dec.DecodeString(v)
-			if err != nil {
-				return nil, client.Errorf(client.CodeInternal, "broker %d sent a header that is not base64: %v", leader, err)
-			}
-			rec.Headers = append(rec.Headers, storage.Header{Key: k, Value: hv})
-		}
-		sortHeaders(rec.Headers)
-		out.Records[i] = rec
 	}
-	return out, nil
+	return out
 }
 
-func sortHeaders(h []storage.Header) {
-	for i := 1; i < len(h); i++ {
-		for j := i; j > 0 && h[j].Key < h[j-1].Key; j-- {
-			h[j], h[j-1] = h[j-1], h[j]
-		}
+// opFetch passes a fetch on to the partition's leader.
+var opFetch = peer.NewOp[api.FetchRequest, api.FetchResult]("core/fetch")
+
+func (b *Broker) proxyFetch(ctx context.Context, args api.FetchRequest, leader, epoch int32) (*api.FetchResult, error) {
+	resp, err := forward(ctx, b, leader, epoch, opFetch, args, api.CodeLeaderNotAvailable)
+	if err != nil {
+		return nil, err
 	}
+	if err := b.chargeProxiedFetch(ctx, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// serveFetch is opFetch's handler.
+func (b *Broker) serveFetch(ctx context.Context, req api.FetchRequest) (api.FetchResult, error) {
+	res, err := b.Fetch(ctx, req)
+	if err != nil {
+		return api.FetchResult{}, err
+	}
+	return *res, nil
 }
 
 // fetchRecordOverhead is what a fetched record takes besides its bytes:
@@ -154,7 +145,7 @@ const fetchRecordOverhead = 96
 // them and the reply built from those, about three times the bytes, plus
 // the records themselves. One fetch may take at most half of the budget:
 // its max_bytes and max_records are lowered to fit (they are upper bounds).
-func (b *Broker) chargeFetch(ctx context.Context, args *FetchArgs) error {
+func (b *Broker) chargeFetch(ctx context.Context, args *api.FetchRequest) error {
 	acct := memory.AccountFrom(ctx)
 	if acct == nil {
 		return nil
@@ -171,13 +162,10 @@ func (b *Broker) chargeFetch(ctx context.Context, args *FetchArgs) error {
 // of a fetch another broker answered, now that its size is known. (The
 // leader charged its own budget before reading, which bounds how many such
 // replies can be on their way at once.)
-func (b *Broker) chargeProxiedFetch(ctx context.Context, resp *client.FetchResponse) error {
+func (b *Broker) chargeProxiedFetch(ctx context.Context, resp *api.FetchResult) error {
 	n := int64(len(resp.Records)) * fetchRecordOverhead
 	for _, r := range resp.Records {
-		n += 3 * int64(len(r.Message))
-		if r.Key != nil {
-			n += 3 * int64(len(*r.Key))
-		}
+		n += 3 * int64(len(r.Value)+len(r.Key))
 	}
 	return memory.AccountFrom(ctx).Charge(b.memory.Responses, n)
 }

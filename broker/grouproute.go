@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/group"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 // coordinatorLookupWait bounds how long a group request waits for
@@ -14,13 +15,49 @@ import (
 // after the cluster starts).
 const coordinatorLookupWait = 10 * time.Second
 
+// groupOp is a group request and where it runs: on the group's
+// coordinator, this broker's or, passed on over the peer transport as op,
+// the one of the broker that leads the group's __consumer_offsets
+// partition.
+type groupOp[Req, Resp any] struct {
+	op    peer.Op[Req, Resp]
+	group func(Req) string
+	local func(ctx context.Context, c *group.Coordinator, req Req) (Resp, error)
+}
+
+func newGroupOp[Req, Resp any](name string, group func(Req) string,
+	local func(context.Context, *group.Coordinator, Req) (Resp, error)) groupOp[Req, Resp] {
+	return groupOp[Req, Resp]{op: peer.NewOp[Req, Resp]("core/group/" + name), group: group, local: local}
+}
+
+// run runs req on the group's coordinator.
+func (o groupOp[Req, Resp]) run(ctx context.Context, b *Broker, req Req) (Resp, error) {
+	var out Resp
+	err := b.onCoordinator(ctx, o.group(req),
+		func(c *group.Coordinator) (err error) {
+			out, err = o.local(ctx, c, req)
+			return err
+		},
+		func(leader, epoch int32) (err error) {
+			out, err = forward(ctx, b, leader, epoch, o.op, req, api.CodeCoordinatorNotAvailable)
+			return err
+		})
+	return out, err
+}
+
+// serve answers op on the peer listener: a request another broker passed
+// on, run here or refused.
+func (o groupOp[Req, Resp]) serve(m *peer.Mux, b *Broker) {
+	peer.Handle(m, o.op, served(b, func(ctx context.Context, req Req) (Resp, error) { return o.run(ctx, b, req) }))
+}
+
 // onCoordinator runs a group request where the group lives: local on this
 // broker's coordinator of the group's __consumer_offsets partition, or
-// remote against the broker that leads that partition. A request that was
+// remote on the broker that leads that partition. A request that was
 // itself forwarded is never forwarded again.
-func (b *Broker) onCoordinator(ctx context.Context, groupID string, local func(*group.Coordinator) error, remote func(*client.Client) error) error {
+func (b *Broker) onCoordinator(ctx context.Context, groupID string, local func(*group.Coordinator) error, remote func(leader, epoch int32) error) error {
 	if strings.TrimSpace(groupID) == "" {
-		return client.Errorf(client.CodeMissingField, "group is required")
+		return api.Errorf(api.CodeMissingField, "group is required")
 	}
 	deadline := time.Now().Add(coordinatorLookupWait)
 	if IsForwarded(ctx) {
@@ -40,14 +77,11 @@ func (b *Broker) onCoordinator(ctx context.Context, groupID string, local func(*
 			}
 			return apiError(local(c))
 		case err == nil && leader >= 0 && !IsForwarded(ctx):
-			pc, err := b.peer(leader)
-			if err != nil {
-				return err
-			}
+			epoch := int32(-1)
 			if t := b.image().Topic(offsetsTopic); t != nil && int(partition) < len(t.Partitions) {
-				pc = withEpoch(pc, int32(t.Partitions[partition].LeaderEpoch))
+				epoch = int32(t.Partitions[partition].LeaderEpoch)
 			}
-			return peerError(remote(pc), client.CodeCoordinatorNotAvailable, leader)
+			return remote(leader, epoch)
 		case err == nil && leader >= 0:
 			return coordinatorNotAvailable("broker %d coordinates group %q; this request was already forwarded", leader, groupID)
 		}
@@ -74,36 +108,4 @@ func (b *Broker) coordinatorOf(groupID string) (partition int32, leader int32, e
 	}
 	partition = groupPartition(groupID, int32(len(t.Partitions)))
 	return partition, int32(t.Partitions[partition].Leader), nil
-}
-
-func toClientMembers(ms []group.Member) []client.Member {
-	out := make([]client.Member, len(ms))
-	for i, m := range ms {
-		t := m.LastSeen.UTC()
-		out[i] = client.Member{ID: m.ID, LastSeen: &t}
-	}
-	return out
-}
-
-func toClientTPs(tps []group.TopicPartitions) []client.TopicPartitions {
-	out := make([]client.TopicPartitions, len(tps))
-	for i, tp := range tps {
-		out[i] = client.TopicPartitions{Topic: tp.Topic, Partitions: nonNilInts(tp.Partitions)}
-	}
-	return out
-}
-
-func toClientAssignments(as []group.Assignment) []client.Assignment {
-	out := make([]client.Assignment, len(as))
-	for i, a := range as {
-		out[i] = client.Assignment{MemberID: a.MemberID, Topics: toClientTPs(a.Topics)}
-	}
-	return out
-}
-
-func nonNilInts(xs []int32) []int32 {
-	if xs == nil {
-		return []int32{}
-	}
-	return xs
 }

@@ -7,104 +7,162 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/group"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
-// The generation protocol and group administration, each request run on the
-// group's coordinator.
+// The consumer-group requests: the generation protocol, committed offsets
+// and group administration, each run on the group's coordinator.
 
-func (b *Broker) JoinGroup(ctx context.Context, g string, req client.JoinGroupRequest) (out *client.JoinGroupResponse, err error) {
-	err = b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error {
-			res, err := c.JoinGroup(ctx, group.JoinRequest{Group: g, MemberID: req.MemberID, ClientID: req.ClientID,
-				Topics: req.Topics, SessionTimeout: time.Duration(req.SessionTimeoutMs) * time.Millisecond,
-				RebalanceTimeout: time.Duration(req.RebalanceTimeoutMs) * time.Millisecond})
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+var (
+	joinGroupOp = newGroupOp("join", func(r api.JoinGroupRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.JoinGroupRequest) (api.JoinGroupResult, error) {
+			res, err := c.JoinGroup(ctx, group.JoinRequest{Group: r.Group, MemberID: r.MemberID, ClientID: r.ClientID,
+				Topics: r.Topics, SessionTimeout: ms(r.SessionTimeoutMs), RebalanceTimeout: ms(r.RebalanceTimeoutMs)})
+			return api.JoinGroupResult{Group: res.Group, MemberID: res.MemberID, Generation: res.Generation,
+				Leader: res.Leader, Members: res.Members}, err
+		})
+	syncGroupOp = newGroupOp("sync", func(r api.MemberGeneration) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.MemberGeneration) (api.SyncGroupResult, error) {
+			tps, err := c.SyncGroup(ctx, r.Group, r.MemberID, r.Generation)
+			return api.SyncGroupResult{Group: r.Group, MemberID: r.MemberID, Generation: r.Generation, Assignment: nonNilTPs(tps)}, err
+		})
+	heartbeatOp = newGroupOp("heartbeat", func(r api.MemberGeneration) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.MemberGeneration) (struct{}, error) {
+			return struct{}{}, c.HeartbeatGroup(ctx, r.Group, r.MemberID, r.Generation)
+		})
+	leaveGroupOp = newGroupOp("leave", func(r api.LeaveGroupRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.LeaveGroupRequest) (struct{}, error) {
+			return struct{}{}, c.LeaveGroup(ctx, r.Group, r.MemberID)
+		})
+	commitOffsetsOp = newGroupOp("commit", func(r api.CommitOffsetsRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.CommitOffsetsRequest) (struct{}, error) {
+			return struct{}{}, c.CommitOffsets(ctx, group.CommitRequest{Group: r.Group, MemberID: r.MemberID,
+				Generation: r.Generation, Offsets: r.Offsets})
+		})
+	offsetsOp = newGroupOp("offsets", func(r api.OffsetsRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.OffsetsRequest) ([]api.OffsetCommit, error) {
+			if len(r.Partitions) == 0 {
+				return c.Offsets(r.Group)
+			}
+			out := make([]api.OffsetCommit, len(r.Partitions))
+			for i, tp := range r.Partitions {
+				oc, found, err := c.Offset(r.Group, tp.Topic, tp.Partition)
+				if err != nil {
+					return nil, err
+				}
+				if !found {
+					oc.Offset = -1
+				}
+				out[i] = oc
+			}
+			return out, nil
+		})
+	describeGroupOp = newGroupOp("describe", func(r api.DescribeGroupRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.DescribeGroupRequest) (api.GroupDescription, error) {
+			var d group.Description
+			var err error
+			if r.WithoutLag {
+				d, err = c.DescribeMembers(r.Group)
+			} else {
+				d, err = c.Describe(ctx, r.Group, r.Topics)
+			}
 			if err != nil {
-				return err
+				return api.GroupDescription{}, err
 			}
-			out = &client.JoinGroupResponse{Group: res.Group, MemberID: res.MemberID, Generation: res.Generation,
-				Leader: res.Leader, Members: make([]client.JoinedMember, len(res.Members))}
-			for i, m := range res.Members {
-				out.Members[i] = client.JoinedMember{ID: m.ID, Topics: m.Topics}
-			}
-			return nil
-		},
-		func(pc *client.Client) (err error) {
-			out, err = pc.JoinGroup(ctx, g, req)
-			return err
+			return describedGroup(d), nil
 		})
-	return out, err
-}
-
-func (b *Broker) SyncGroup(ctx context.Context, g, member string, generation int32) (out *client.SyncGroupResponse, err error) {
-	err = b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error {
-			tps, err := c.SyncGroup(ctx, g, member, generation)
-			out = &client.SyncGroupResponse{Group: g, MemberID: member, Generation: generation, Assignment: toClientTPs(tps)}
-			return err
-		},
-		func(pc *client.Client) (err error) {
-			out, err = pc.SyncGroup(ctx, g, member, generation)
-			return err
+	setGroupConfigOp = newGroupOp("config", func(r api.GroupConfig) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.GroupConfig) (api.GroupConfig, error) {
+			res, err := c.SetConfig(ctx, r.Group, group.GroupConfig{SessionTimeout: ms(r.SessionTimeoutMs), AssignmentStrategy: r.AssignmentStrategy})
+			return api.GroupConfig{Group: r.Group, SessionTimeoutMs: res.SessionTimeout.Milliseconds(), AssignmentStrategy: res.AssignmentStrategy}, err
 		})
-	return out, err
-}
-
-func (b *Broker) Heartbeat(ctx context.Context, g, member string, generation int32) error {
-	return b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error { return c.HeartbeatGroup(ctx, g, member, generation) },
-		func(pc *client.Client) error { return pc.Heartbeat(ctx, g, member, generation) })
-}
-
-func (b *Broker) LeaveGroup(ctx context.Context, g, member string) error {
-	return b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error { return c.LeaveGroup(ctx, g, member) },
-		func(pc *client.Client) error { return pc.LeaveGroup(ctx, g, member) })
-}
-
-func (b *Broker) CommitOffsets(ctx context.Context, g string, req client.CommitOffsetsRequest) error {
-	return b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error {
-			cr := group.CommitRequest{Group: g, MemberID: req.MemberID, Generation: req.Generation,
-				Offsets: make([]group.OffsetCommit, len(req.Offsets))}
-			for i, o := range req.Offsets {
-				cr.Offsets[i] = group.OffsetCommit{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, Metadata: o.Metadata}
-			}
-			return c.CommitOffsets(ctx, cr)
-		},
-		func(pc *client.Client) error { return pc.CommitOffsets(ctx, g, req) })
-}
-
-func (b *Broker) GroupOffsets(ctx context.Context, g string) (out []client.OffsetCommit, err error) {
-	err = b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error {
-			offs, err := c.Offsets(g)
-			out = make([]client.OffsetCommit, len(offs))
-			for i, o := range offs {
-				out[i] = client.OffsetCommit{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, Metadata: o.Metadata}
-			}
-			return err
-		},
-		func(pc *client.Client) error {
-			r, err := pc.GroupOffsets(ctx, g)
-			out = r.Offsets
-			return err
+	resetOffsetsOp = newGroupOp("reset-offsets", func(r api.ResetOffsetsRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.ResetOffsetsRequest) ([]api.PartitionOffset, error) {
+			return c.ResetOffsets(ctx, r.Group, group.ResetRequest{To: r.To, Offset: r.Offset, Timestamp: r.Timestamp, Topics: r.Topics})
 		})
-	return out, err
+	deleteGroupOp = newGroupOp("delete", func(r api.DeleteGroupRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.DeleteGroupRequest) (struct{}, error) {
+			return struct{}{}, c.DeleteGroup(ctx, r.Group)
+		})
+)
+
+// JoinGroup joins (or rejoins) a generation of the group; it waits until
+// every member of the group has rejoined, up to the rebalance timeout.
+func (b *Broker) JoinGroup(ctx context.Context, req api.JoinGroupRequest) (api.JoinGroupResult, error) {
+	return joinGroupOp.run(ctx, b, req)
+}
+
+// SyncGroup answers a member's assignment in its generation.
+func (b *Broker) SyncGroup(ctx context.Context, req api.MemberGeneration) (api.SyncGroupResult, error) {
+	return syncGroupOp.run(ctx, b, req)
+}
+
+// Heartbeat keeps a member of a generation alive; REBALANCE_IN_PROGRESS
+// tells it to join again.
+func (b *Broker) Heartbeat(ctx context.Context, req api.MemberGeneration) error {
+	_, err := heartbeatOp.run(ctx, b, req)
+	return err
+}
+
+// LeaveGroup takes a member of either kind out of its group.
+func (b *Broker) LeaveGroup(ctx context.Context, req api.LeaveGroupRequest) error {
+	_, err := leaveGroupOp.run(ctx, b, req)
+	return err
+}
+
+// CommitOffsets commits offsets, fenced by the member's generation or
+// unfenced (api.NoGeneration).
+func (b *Broker) CommitOffsets(ctx context.Context, req api.CommitOffsetsRequest) error {
+	_, err := commitOffsetsOp.run(ctx, b, req)
+	return err
+}
+
+// Offsets reads a group's committed offsets: every one, sorted, or those
+// of the partitions asked for, in their order, -1 where none is committed.
+func (b *Broker) Offsets(ctx context.Context, req api.OffsetsRequest) ([]api.OffsetCommit, error) {
+	return offsetsOp.run(ctx, b, req)
+}
+
+// DescribeGroup describes a group: its state, members and, unless asked
+// not to, its committed offsets with their lag.
+func (b *Broker) DescribeGroup(ctx context.Context, req api.DescribeGroupRequest) (api.GroupDescription, error) {
+	return describeGroupOp.run(ctx, b, req)
+}
+
+// SetGroupConfig sets a group's session timeout and assignment strategy.
+func (b *Broker) SetGroupConfig(ctx context.Context, cfg api.GroupConfig) (api.GroupConfig, error) {
+	return setGroupConfigOp.run(ctx, b, cfg)
+}
+
+// ResetOffsets moves an empty group's committed offsets.
+func (b *Broker) ResetOffsets(ctx context.Context, req api.ResetOffsetsRequest) ([]api.PartitionOffset, error) {
+	return resetOffsetsOp.run(ctx, b, req)
+}
+
+// DeleteGroup deletes an empty group's offsets and saved state.
+func (b *Broker) DeleteGroup(ctx context.Context, req api.DeleteGroupRequest) error {
+	_, err := deleteGroupOp.run(ctx, b, req)
+	return err
 }
 
 // listGroupsTimeout bounds the wait for one broker's groups.
 const listGroupsTimeout = 3 * time.Second
 
+// opListGroups asks a broker for the groups its own coordinators hold.
+var opListGroups = peer.NewOp[struct{}, api.GroupList]("core/group/list")
+
 // ListGroups merges the groups of every coordinator in the cluster: this
-// broker's, and those of every other live broker asked at once with a
-// forwarded request (which answers with its own coordinators only). A
-// broker that does not answer in time does not fail the list: its groups
-// are missing, the list says it is partial and names the broker, as it
-// does for a broker whose coordinators are still loading.
-func (b *Broker) ListGroups(ctx context.Context) (*client.GroupList, error) {
-	out := &client.GroupList{Groups: b.localGroups()}
+// broker's, and those of every other live broker asked at once (each
+// answers with its own coordinators only). A broker that does not answer
+// in time does not fail the list: its groups are missing, the list says it
+// is partial and names the broker, as it does for a broker whose
+// coordinators are still loading.
+func (b *Broker) ListGroups(ctx context.Context) (api.GroupList, error) {
+	out := api.GroupList{Groups: b.localGroups()}
 	if b.coords.loading() > 0 {
 		out.Partial, out.UnavailableBrokers = true, []int32{b.id}
 	}
@@ -119,13 +177,9 @@ func (b *Broker) ListGroups(ctx context.Context) (*client.GroupList, error) {
 			continue
 		}
 		wg.Go(func() {
-			var gl *client.GroupList
-			pc, err := b.peer(int32(id))
-			if err == nil {
-				cctx, cancel := context.WithTimeout(ctx, listGroupsTimeout)
-				gl, err = pc.GroupList(cctx)
-				cancel()
-			}
+			cctx, cancel := context.WithTimeout(ctx, listGroupsTimeout)
+			gl, err := forward(cctx, b, int32(id), -1, opListGroups, struct{}{}, api.CodeCoordinatorNotAvailable)
+			cancel()
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -143,97 +197,52 @@ func (b *Broker) ListGroups(ctx context.Context) (*client.GroupList, error) {
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, apiError(err)
+		return api.GroupList{}, apiError(err)
 	}
 	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Group < out.Groups[j].Group })
 	slices.Sort(out.UnavailableBrokers)
 	return out, nil
 }
 
-func (b *Broker) localGroups() []client.GroupSummary {
-	out := []client.GroupSummary{}
+func (b *Broker) localGroups() []api.GroupSummary {
+	out := []api.GroupSummary{}
 	for _, c := range b.coords.loaded() {
 		for _, s := range c.ListGroups() {
-			out = append(out, client.GroupSummary{Group: s.Group, State: s.State.String(), Generation: s.Generation, Members: s.Members})
+			out = append(out, api.GroupSummary{Group: s.Group, State: s.State.String(), Generation: s.Generation, Members: s.Members})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	return out
 }
 
-func (b *Broker) DescribeGroup(ctx context.Context, g string, topics []string) (out *client.GroupDescription, err error) {
-	err = b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error {
-			d, err := c.Describe(ctx, g, topics)
-			if err != nil {
-				return err
-			}
-			out = describeToClient(d)
-			return nil
-		},
-		func(pc *client.Client) (err error) {
-			out, err = pc.DescribeGroup(ctx, g, topics...)
-			return err
-		})
-	return out, err
-}
-
-func describeToClient(d group.Description) *client.GroupDescription {
-	out := &client.GroupDescription{Group: d.Group, State: d.State.String(), Generation: d.Generation,
+// describedGroup is a coordinator's description in the core's vocabulary.
+func describedGroup(d group.Description) api.GroupDescription {
+	out := api.GroupDescription{Group: d.Group, State: d.State.String(), Generation: d.Generation,
 		AssignmentStrategy: d.AssignmentStrategy, SessionTimeoutMs: d.SessionTimeout.Milliseconds(),
-		Leader: d.Leader, Members: make([]client.GroupMember, len(d.Members)),
-		Offsets: make([]client.PartitionLag, len(d.Offsets)), TotalLag: d.TotalLag}
+		Leader: d.Leader, Members: make([]api.GroupMember, len(d.Members)), Offsets: d.Offsets, TotalLag: d.TotalLag}
 	for i, m := range d.Members {
 		topics := m.Topics
 		if topics == nil {
 			topics = []string{}
 		}
-		out.Members[i] = client.GroupMember{ID: m.ID, ClientID: m.ClientID, LastSeen: m.LastSeen.UTC(),
-			Topics: topics, Assignment: toClientTPs(m.Assignment)}
+		out.Members[i] = api.GroupMember{ID: m.ID, ClientID: m.ClientID, LastSeen: m.LastSeen.UTC(),
+			Topics: topics, Assignment: nonNilTPs(m.Assignment)}
 	}
-	for i, o := range d.Offsets {
-		out.Offsets[i] = client.PartitionLag{Topic: o.Topic, Partition: o.Partition, CommittedOffset: o.CommittedOffset,
-			HighWatermark: o.HighWatermark, LogEndOffset: o.LogEndOffset, Lag: o.Lag, Metadata: o.Metadata}
+	if out.Offsets == nil {
+		out.Offsets = []api.PartitionLag{}
 	}
 	return out
 }
 
-func (b *Broker) SetGroupConfig(ctx context.Context, g string, cfg client.GroupConfig) (out *client.GroupConfig, err error) {
-	err = b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error {
-			res, err := c.SetConfig(ctx, g, group.GroupConfig{
-				SessionTimeout:     time.Duration(cfg.SessionTimeoutMs) * time.Millisecond,
-				AssignmentStrategy: cfg.AssignmentStrategy})
-			out = &client.GroupConfig{Group: g, SessionTimeoutMs: res.SessionTimeout.Milliseconds(), AssignmentStrategy: res.AssignmentStrategy}
-			return err
-		},
-		func(pc *client.Client) (err error) {
-			out, err = pc.SetGroupConfig(ctx, g, cfg)
-			return err
-		})
-	return out, err
-}
-
-func (b *Broker) ResetOffsets(ctx context.Context, g string, req client.ResetOffsetsRequest) (out []client.PartitionOffset, err error) {
-	err = b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error {
-			offs, err := c.ResetOffsets(ctx, g, group.ResetRequest{To: req.To, Offset: req.Offset, Timestamp: req.Timestamp, Topics: req.Topics})
-			out = make([]client.PartitionOffset, len(offs))
-			for i, o := range offs {
-				out[i] = client.PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset}
-			}
-			return err
-		},
-		func(pc *client.Client) error {
-			r, err := pc.ResetOffsets(ctx, g, req)
-			out = r.Offsets
-			return err
-		})
-	return out, err
-}
-
-func (b *Broker) DeleteGroup(ctx context.Context, g string) error {
-	return b.onCoordinator(ctx, g,
-		func(c *group.Coordinator) error { return c.DeleteGroup(ctx, g) },
-		func(pc *client.Client) error { return pc.DeleteGroup(ctx, g) })
+// nonNilTPs is tps with an empty list of partitions, never null, for each
+// topic, and an empty list for none.
+func nonNilTPs(tps []api.TopicPartitions) []api.TopicPartitions {
+	out := make([]api.TopicPartitions, len(tps))
+	for i, tp := range tps {
+		out[i] = api.TopicPartitions{Topic: tp.Topic, Partitions: tp.Partitions}
+		if out[i].Partitions == nil {
+			out[i].Partitions = []int32{}
+		}
+	}
+	return out
 }

@@ -3,15 +3,16 @@ package broker
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
+	"github.com/kairolog/kairolog/broker/memory"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/broker/replica"
 	"github.com/kairolog/kairolog/broker/storage"
 	"github.com/kairolog/kairolog/broker/topicconfig"
@@ -29,20 +30,20 @@ const defaultProduceTimeout = 30 * time.Second
 // Each partition's batch succeeds or fails on its own, as in Kafka's
 // ProduceResponse: the positions, one per record in request order, say
 // where each record was stored or carry its partition's error (see
-// Position). The error is nil only when every record was stored as asked;
+// api.Position). The error is nil only when every record was stored as asked;
 // otherwise it is the error of one failed partition (produceError says
 // which). Positions are nil when the request failed before anything was
 // written (unknown topic, bad partition).
-func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, error) {
+func (b *Broker) Produce(ctx context.Context, args api.ProduceRequest) ([]api.Position, error) {
 	// A forwarded request names a partition the forwarding broker saw this
 	// one lead; wait for this broker's image to catch up with that.
-	if len(args.Records) > 0 && IsForwarded(ctx) && args.Records[0].Partition != AnyPartition {
+	if len(args.Records) > 0 && IsForwarded(ctx) && args.Records[0].Partition != api.AnyPartition {
 		b.awaitLeadership(ctx, args.Topic, args.Records[0].Partition)
 	}
 	t, err := b.writableTopic(args.Topic)
-	if client.IsCode(err, client.CodeUnknownTopic) && b.settings.AutoCreateTopics {
-		_, cerr := b.CreateTopic(ctx, TopicSpec{Name: args.Topic})
-		if cerr != nil && !client.IsCode(cerr, client.CodeTopicAlreadyExists) {
+	if api.IsCode(err, api.CodeUnknownTopic) && b.settings.AutoCreateTopics {
+		_, cerr := b.CreateTopic(ctx, api.CreateTopicRequest{Name: args.Topic})
+		if cerr != nil && !api.IsCode(cerr, api.CodeTopicAlreadyExists) {
 			return nil, cerr
 		}
 		t, err = b.writableTopic(args.Topic)
@@ -62,9 +63,9 @@ func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, err
 	for i := range args.Records {
 		p := args.Records[i].Partition
 		switch {
-		case p == AnyPartition && args.Records[i].Key != nil:
-			p = keyPartition(args.Records[i].Key, n)
-		case p == AnyPartition:
+		case p == api.AnyPartition && args.Records[i].Key != nil:
+			p = api.KeyPartition(args.Records[i].Key, n)
+		case p == api.AnyPartition:
 			if keyless < 0 {
 				keyless = b.roundRobin(args.Topic).pick(n)
 			}
@@ -74,7 +75,7 @@ func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, err
 		}
 		parts[i] = p
 	}
-	positions := make([]Position, len(args.Records))
+	positions := make([]api.Position, len(args.Records))
 	// The common case, one partition, runs on the request's goroutine.
 	if single(parts) {
 		err := b.produceBatch(ctx, t, args, parts[0], allIndexes(len(parts)), positions)
@@ -102,8 +103,8 @@ func (b *Broker) Produce(ctx context.Context, args ProduceArgs) ([]Position, err
 // cannot cure (a batch too large) before a retriable one, so that a
 // client retrying on the code does not retry in vain; otherwise the first
 // failure in request order.
-func produceError(positions []Position) error {
-	var chosen *Position
+func produceError(positions []api.Position) error {
+	var chosen *api.Position
 	var failed []int32
 	stored := 0
 	for i := range positions {
@@ -132,7 +133,7 @@ func produceError(positions []Position) error {
 	if stored > 0 {
 		prefix = fmt.Sprintf("%d of %d records stored; %s", stored, len(positions), prefix)
 	}
-	var ce *client.Error
+	var ce *api.Error
 	if !errors.As(chosen.Err, &ce) {
 		return fmt.Errorf("%s: %w", prefix, chosen.Err)
 	}
@@ -143,7 +144,7 @@ func produceError(positions []Position) error {
 
 // retriable reports an error a client may retry as it is.
 func retriable(err error) bool {
-	var ce *client.Error
+	var ce *api.Error
 	return errors.As(err, &ce) && ce.Retriable()
 }
 
@@ -154,7 +155,7 @@ func (b *Broker) writableTopic(name string) (*metadata.Topic, error) {
 		return nil, errUnknownTopic(name)
 	}
 	if t.Internal {
-		return nil, client.Errorf(client.CodeInvalidArgument, "topic %q is internal; clients cannot write to it", name)
+		return nil, api.Errorf(api.CodeInvalidArgument, "topic %q is internal; clients cannot write to it", name)
 	}
 	return t, nil
 }
@@ -178,7 +179,7 @@ func allIndexes(n int) []int {
 
 // produceBatch writes the records at idx to partition p and fills their
 // positions; on failure it also returns the positions' error.
-func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args ProduceArgs, p int32, idx []int, positions []Position) error {
+func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args api.ProduceRequest, p int32, idx []int, positions []api.Position) error {
 	leader := int32(t.Partitions[p].Leader)
 	var err error
 	switch {
@@ -196,14 +197,14 @@ func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args Produ
 
 // appendLocal appends the records at idx to this broker's replica of
 // partition p, or proxies them to the leader it names.
-func (b *Broker) appendLocal(ctx context.Context, args ProduceArgs, p int32, idx []int, positions []Position) error {
+func (b *Broker) appendLocal(ctx context.Context, args api.ProduceRequest, p int32, idx []int, positions []api.Position) error {
 	recs := make([]storage.Record, len(idx))
 	for j, i := range idx {
 		r := &args.Records[i]
-		recs[j] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers}
+		recs[j] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: storageHeaders(r.Headers)}
 	}
 	acks := replica.Acks(1)
-	if args.Acks == AcksAll {
+	if args.Acks == api.AcksAll {
 		acks = replica.AcksAll
 	}
 	batch := replica.Batch{Records: recs, Options: storage.BatchOptions{Compression: b.compression(args.Topic)}}
@@ -225,7 +226,7 @@ func (b *Broker) appendLocal(ctx context.Context, args ProduceArgs, p int32, idx
 	// but on fewer replicas than asked for, and the producer learns both.
 	err = apiError(err)
 	for j, i := range idx {
-		positions[i] = Position{Partition: p, Offset: base + int64(j), Err: err}
+		positions[i] = api.Position{Partition: p, Offset: base + int64(j), Err: err}
 	}
 	return err
 }
@@ -246,83 +247,107 @@ func (b *Broker) compression(topic string) storage.Compression {
 
 // failAll records err as the outcome of the records at idx, none of which
 // is stored.
-func failAll(positions []Position, p int32, idx []int, err error) {
+func failAll(positions []api.Position, p int32, idx []int, err error) {
 	for _, i := range idx {
-		positions[i] = Position{Partition: p, Offset: -1, Err: err}
+		positions[i] = api.Position{Partition: p, Offset: -1, Err: err}
 	}
 }
 
-// proxyProduce sends one partition's records to its leader, base64-encoded
-// so that any bytes survive JSON, and takes the leader's answer for each
-// record.
-func (b *Broker) proxyProduce(ctx context.Context, args ProduceArgs, p, leader, epoch int32, idx []int, positions []Position) error {
-	pc, err := b.peer(leader)
+// opProduce passes one partition's records on to its leader; the leader
+// answers where each record is, stored or not.
+var opProduce = peer.NewOp[api.ProduceRequest, producedPositions]("core/produce")
+
+// producedPositions is a produce's answer between brokers: one position per
+// record, with its partition's code and message when it failed.
+type producedPositions struct {
+	Records []api.RecordPosition `json:"records"`
+}
+
+// proxyProduce sends one partition's records to its leader and takes the
+// leader's answer for each record.
+func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, leader, epoch int32, idx []int, positions []api.Position) error {
+	req := api.ProduceRequest{Topic: args.Topic, Acks: args.Acks, Timeout: args.Timeout, Records: make([]api.ProduceRecord, len(idx))}
+	for j, i := range idx {
+		req.Records[j] = args.Records[i]
+		req.Records[j].Partition = p
+	}
+	resp, err := forward(ctx, b, leader, epoch, opProduce, req, api.CodeLeaderNotAvailable)
+	if err == nil && len(resp.Records) != len(idx) {
+		err = api.Errorf(api.CodeInternal, "broker %d answered %d positions for %d records", leader, len(resp.Records), len(idx))
+	}
 	if err != nil {
 		failAll(positions, p, idx, err)
 		return err
 	}
-	pc = withEpoch(pc, epoch)
-	req := client.ProduceRequest{Topic: args.Topic, Acks: client.AcksLeader, Encoding: client.EncodingBase64,
-		TimeoutMs: args.Timeout.Milliseconds(), Records: make([]client.ProduceRecord, len(idx))}
-	if args.Acks == AcksAll {
-		req.Acks = client.AcksAll
-	}
-	enc := base64.StdEncoding
+	var firstErr error
 	for j, i := range idx {
-		r := &args.Records[i]
-		pr := client.ProduceRecord{Partition: &p, Value: enc.EncodeToString(r.Value), Timestamp: r.Timestamp}
-		if r.Key != nil {
-			k := enc.EncodeToString(r.Key)
-			pr.Key = &k
-		}
-		if len(r.Headers) > 0 {
-			pr.Headers = make(map[string]string, len(r.Headers))
-			for _, h := range r.Headers {
-				pr.Headers[h.Key] = enc.EncodeToString(h.Value)
+		rec := resp.Records[j]
+		var rerr error
+		if rec.Code != "" {
+			e := api.Errorf(rec.Code, "%s", rec.Error)
+			if e.Retriable() {
+				e.RetryAfterMs = 500
 			}
+			rerr = e
+			firstErr = cmp.Or(firstErr, rerr)
 		}
-		req.Records[j] = pr
+		positions[i] = api.Position{Partition: rec.Partition, Offset: rec.Offset, Err: rerr}
 	}
-	resp, err := pc.Produce(ctx, req)
-	if err != nil && len(resp.Records) == len(idx) {
-		// The leader said where each record is (stored with fewer
-		// replicas than asked for, or not stored): pass that on.
-		var firstErr error
-		for j, i := range idx {
-			rec := resp.Records[j]
-			var rerr error
-			if rec.Code != "" {
-				e := client.Errorf(rec.Code, "%s", rec.Error)
-				if e.Retriable() {
-					e.RetryAfterMs = 500
-				}
-				rerr = e
-				firstErr = cmp.Or(firstErr, rerr)
-			}
-			positions[i] = Position{Partition: rec.Partition, Offset: rec.Offset, Err: rerr}
-		}
-		return cmp.Or(firstErr, err)
-	}
-	if err != nil {
-		err = peerError(err, client.CodeLeaderNotAvailable, leader)
-		failAll(positions, p, idx, err)
-		return err
-	}
-	if len(resp.Records) != len(idx) {
-		err := client.Errorf(client.CodeInternal, "broker %d answered %d positions for %d records", leader, len(resp.Records), len(idx))
-		failAll(positions, p, idx, err)
-		return err
-	}
-	for j, i := range idx {
-		positions[i] = Position{Partition: resp.Records[j].Partition, Offset: resp.Records[j].Offset}
-	}
-	return nil
+	return firstErr
 }
 
-func leaderNotAvailable(format string, args ...any) error {
-	e := client.Errorf(client.CodeLeaderNotAvailable, format, args...)
-	e.RetryAfterMs = 500
-	return e
+// serveProduce is opProduce's handler: the request produced here, each
+// record's position answered with its partition's code.
+func (b *Broker) serveProduce(ctx context.Context, req api.ProduceRequest) (producedPositions, error) {
+	if err := b.chargeForwarded(ctx, req); err != nil {
+		return producedPositions{}, err
+	}
+	positions, err := b.Produce(ctx, req)
+	if positions == nil {
+		return producedPositions{}, err
+	}
+	out := producedPositions{Records: make([]api.RecordPosition, len(positions))}
+	for i, p := range positions {
+		out.Records[i] = api.RecordPosition{Partition: p.Partition, Offset: p.Offset}
+		if p.Err != nil {
+			e, _ := AsAPIError(p.Err)
+			if e == nil {
+				return producedPositions{}, p.Err // a bug: answered INTERNAL
+			}
+			out.Records[i].Code, out.Records[i].Error = e.Code, e.Message
+		}
+	}
+	return out, nil
+}
+
+// forwardedRecordOverhead is what one forwarded record takes besides its
+// bytes once decoded: its ProduceRecord and its share of the request.
+const forwardedRecordOverhead = 128
+
+// chargeForwarded charges the request's account with what a produce
+// passed on from another broker holds: its records, decoded. (The
+// forwarding broker charged its own budget for the client's body.)
+func (b *Broker) chargeForwarded(ctx context.Context, req api.ProduceRequest) error {
+	n := int64(len(req.Records)) * forwardedRecordOverhead
+	for _, r := range req.Records {
+		n += int64(len(r.Key) + len(r.Value))
+		for _, h := range r.Headers {
+			n += int64(len(h.Key) + len(h.Value))
+		}
+	}
+	return memory.AccountFrom(ctx).Charge(b.memory.Requests, 2*n)
+}
+
+// storageHeaders are a record's headers as the log stores them.
+func storageHeaders(hs []api.Header) []storage.Header {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]storage.Header, len(hs))
+	for i, h := range hs {
+		out[i] = storage.Header{Key: h.Key, Value: h.Value}
+	}
+	return out
 }
 
 // roundRobin returns the topic's keyless-record counter.

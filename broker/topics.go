@@ -5,13 +5,13 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 )
 
 // CreateTopic creates a topic through the controller.
-func (b *Broker) CreateTopic(ctx context.Context, spec TopicSpec) (*client.CreateTopicResponse, error) {
+func (b *Broker) CreateTopic(ctx context.Context, spec api.CreateTopicRequest) (*api.CreateTopicResult, error) {
 	if spec.Partitions == 0 {
 		spec.Partitions = b.settings.NumPartitions
 	}
@@ -19,7 +19,7 @@ func (b *Broker) CreateTopic(ctx context.Context, spec TopicSpec) (*client.Creat
 		spec.ReplicationFactor = b.settings.DefaultReplicationFactor
 	}
 	if spec.Partitions > b.settings.MaxPartitions {
-		return nil, client.Errorf(client.CodeInvalidPartitions, "partitions must be at most %d (max.partitions.per.topic), got %d", b.settings.MaxPartitions, spec.Partitions)
+		return nil, api.Errorf(api.CodeInvalidPartitions, "partitions must be at most %d (max.partitions.per.topic), got %d", b.settings.MaxPartitions, spec.Partitions)
 	}
 	t, err := b.node.CreateTopic(ctx, cluster.CreateTopicRequest{Name: spec.Name, Partitions: int(spec.Partitions),
 		ReplicationFactor: int(spec.ReplicationFactor), Config: spec.Config})
@@ -27,7 +27,7 @@ func (b *Broker) CreateTopic(ctx context.Context, spec TopicSpec) (*client.Creat
 		return nil, apiError(err)
 	}
 	b.awaitLocalLeaders(ctx, t)
-	return &client.CreateTopicResponse{Status: "created", Name: t.Name, TopicID: t.ID,
+	return &api.CreateTopicResult{Name: t.Name, TopicID: t.ID,
 		Partitions: int32(len(t.Partitions)), ReplicationFactor: int16(t.ReplicationFactor())}, nil
 }
 
@@ -45,7 +45,7 @@ func (b *Broker) ListTopics(ctx context.Context, internal bool) ([]string, error
 
 // DescribeTopic describes a topic: placement from the metadata, offsets and
 // sizes from each partition's leader (asked once per leading broker).
-func (b *Broker) DescribeTopic(ctx context.Context, name string) (*client.TopicDescription, error) {
+func (b *Broker) DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error) {
 	t := b.image().Topic(name)
 	if t == nil {
 		return nil, errUnknownTopic(name)
@@ -56,19 +56,19 @@ func (b *Broker) DescribeTopic(ctx context.Context, name string) (*client.TopicD
 // describe describes topics: placement from the metadata, then offsets and
 // sizes from each partition's leader, with one request per leading broker
 // for all the partitions it leads, sent to every such broker at once.
-func (b *Broker) describe(ctx context.Context, topics []*metadata.Topic) []client.TopicDescription {
-	out := make([]client.TopicDescription, len(topics))
+func (b *Broker) describe(ctx context.Context, topics []*metadata.Topic) []api.TopicDescription {
+	out := make([]api.TopicDescription, len(topics))
 	type slot struct{ topic, partition int }
 	remote := map[int32][]slot{} // leader → the partitions it leads
 	for ti, t := range topics {
-		d := client.TopicDescription{Name: t.Name, TopicID: t.ID, Internal: t.Internal,
+		d := api.TopicDescription{Name: t.Name, TopicID: t.ID, Internal: t.Internal,
 			PartitionCount: int32(len(t.Partitions)), ReplicationFactor: int16(t.ReplicationFactor()),
-			Config: map[string]string{}, Partitions: make([]client.PartitionDescription, len(t.Partitions))}
+			Config: map[string]string{}, Partitions: make([]api.PartitionDescription, len(t.Partitions))}
 		for k, v := range t.Config {
 			d.Config[k] = v
 		}
 		for i, p := range t.Partitions {
-			pd := client.PartitionDescription{Partition: int32(p.ID), Leader: int32(p.Leader), LeaderEpoch: int32(p.LeaderEpoch),
+			pd := api.PartitionDescription{Partition: int32(p.ID), Leader: int32(p.Leader), LeaderEpoch: int32(p.LeaderEpoch),
 				Replicas: int32s(p.Replicas), ISR: int32s(p.ISR), UnderReplicated: p.UnderReplicated(),
 				HighWatermark: -1, LogEndOffset: -1, LogStartOffset: -1, SizeBytes: -1}
 			if len(p.Adding) > 0 {
@@ -113,7 +113,7 @@ func (b *Broker) describe(ctx context.Context, topics []*metadata.Topic) []clien
 
 // fillLocal copies this broker's replica offsets into pd; a partition this
 // broker does not host keeps -1.
-func (b *Broker) fillLocal(pd *client.PartitionDescription, topic string) {
+func (b *Broker) fillLocal(pd *api.PartitionDescription, topic string) {
 	info, err := b.replicas.PartitionInfo(topic, pd.Partition)
 	if err != nil {
 		return
@@ -130,7 +130,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 // AddPartitions raises a topic's partition count.
 func (b *Broker) AddPartitions(ctx context.Context, name string, partitions int32) error {
 	if partitions > b.settings.MaxPartitions {
-		return client.Errorf(client.CodeInvalidPartitions, "partitions must be at most %d (max.partitions.per.topic), got %d", b.settings.MaxPartitions, partitions)
+		return api.Errorf(api.CodeInvalidPartitions, "partitions must be at most %d (max.partitions.per.topic), got %d", b.settings.MaxPartitions, partitions)
 	}
 	t, err := b.node.CreatePartitions(ctx, name, int(partitions))
 	if err != nil {
@@ -141,8 +141,8 @@ func (b *Broker) AddPartitions(ctx context.Context, name string, partitions int3
 }
 
 // AlterTopicConfig changes a topic's overrides and returns them.
-func (b *Broker) AlterTopicConfig(ctx context.Context, name string, change ConfigChange) (map[string]string, error) {
-	cfg, err := b.node.AlterConfig(ctx, cluster.AlterConfigRequest{Topic: name, Set: change.Set, Delete: change.Remove, Replace: change.Replace})
+func (b *Broker) AlterTopicConfig(ctx context.Context, change api.TopicConfigChange) (map[string]string, error) {
+	cfg, err := b.node.AlterConfig(ctx, cluster.AlterConfigRequest{Topic: change.Topic, Set: change.Set, Delete: change.Remove, Replace: change.Replace})
 	if err != nil {
 		return nil, apiError(err)
 	}
@@ -156,10 +156,10 @@ func (b *Broker) SetReplicationFactor(ctx context.Context, name string, rf int16
 }
 
 // Metadata describes the cluster.
-func (b *Broker) Metadata(ctx context.Context) (*client.Metadata, error) {
+func (b *Broker) Metadata(ctx context.Context) (*api.Metadata, error) {
 	img := b.image()
-	md := &client.Metadata{ClusterID: img.ClusterID, ControllerID: int32(b.node.ControllerID()),
-		Brokers: b.brokerInfos(img), Topics: []client.TopicDescription{}}
+	md := &api.Metadata{ClusterID: img.ClusterID, ControllerID: int32(b.node.ControllerID()),
+		Brokers: b.brokerInfos(img), Topics: []api.TopicDescription{}}
 	names := img.TopicNames()
 	sort.Strings(names)
 	topics := make([]*metadata.Topic, len(names))
@@ -170,26 +170,26 @@ func (b *Broker) Metadata(ctx context.Context) (*client.Metadata, error) {
 	return md, nil
 }
 
-func (b *Broker) brokerInfos(img *metadata.Image) []client.BrokerInfo {
-	out := []client.BrokerInfo{}
+func (b *Broker) brokerInfos(img *metadata.Image) []api.BrokerInfo {
+	out := []api.BrokerInfo{}
 	for _, s := range img.BrokerSummaries() {
 		out = append(out, brokerInfo(s))
 	}
 	return out
 }
 
-func brokerInfo(s metadata.BrokerSummary) client.BrokerInfo {
-	return client.BrokerInfo{ID: int32(s.ID), Address: s.Address, Rack: s.Rack, State: s.State, Voter: s.Voter,
+func brokerInfo(s metadata.BrokerSummary) api.BrokerInfo {
+	return api.BrokerInfo{ID: int32(s.ID), Address: s.Address, Rack: s.Rack, State: s.State, Voter: s.Voter,
 		Partitions: s.Partitions, Leaders: s.Leaders, UnderReplicated: s.UnderReplicated, InSync: s.InSync}
 }
 
 // Brokers lists the brokers.
-func (b *Broker) Brokers(ctx context.Context) ([]client.BrokerInfo, error) {
+func (b *Broker) Brokers(ctx context.Context) ([]api.BrokerInfo, error) {
 	return b.brokerInfos(b.image()), nil
 }
 
 // BrokerInfo describes one broker.
-func (b *Broker) BrokerInfo(ctx context.Context, id int32) (*client.BrokerInfo, error) {
+func (b *Broker) BrokerInfo(ctx context.Context, id int32) (*api.BrokerInfo, error) {
 	s, err := b.node.Broker(int(id))
 	if err != nil {
 		return nil, apiError(err)
@@ -199,12 +199,12 @@ func (b *Broker) BrokerInfo(ctx context.Context, id int32) (*client.BrokerInfo, 
 }
 
 // SafeToRestart says whether stopping broker id keeps min.insync.replicas.
-func (b *Broker) SafeToRestart(ctx context.Context, id int32) (*client.SafeToRestart, error) {
+func (b *Broker) SafeToRestart(ctx context.Context, id int32) (*api.SafeToRestart, error) {
 	r, err := b.node.SafeToRestart(int(id))
 	if err != nil {
 		return nil, apiError(err)
 	}
-	out := &client.SafeToRestart{Broker: int32(r.Broker), Safe: r.Safe, Reasons: r.Reasons, Blocking: []client.BlockingPartition{}}
+	out := &api.SafeToRestart{Broker: int32(r.Broker), Safe: r.Safe, Reasons: r.Reasons, Blocking: []api.BlockingPartition{}}
 	if out.Reasons == nil {
 		out.Reasons = []string{}
 	}
@@ -241,6 +241,6 @@ func (b *Broker) RebalanceCluster(ctx context.Context) (int, error) {
 	return n, apiError(err)
 }
 
-func blockingPartition(bp metadata.BlockingPartition) client.BlockingPartition {
-	return client.BlockingPartition{Topic: bp.Topic, Partition: int32(bp.Partition), ISR: int32s(bp.ISR), MinInsyncReplicas: bp.MinInsyncReplicas}
+func blockingPartition(bp metadata.BlockingPartition) api.BlockingPartition {
+	return api.BlockingPartition{Topic: bp.Topic, Partition: int32(bp.Partition), ISR: int32s(bp.ISR), MinInsyncReplicas: bp.MinInsyncReplicas}
 }

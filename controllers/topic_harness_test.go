@@ -175,7 +175,7 @@ func startBrokers(n int) []*testBroker {
 			}
 			public := server.New(tb.b, server.Options{Logger: quiet, MaxBodyBytes: s.MaxRequestBytes})
 			tb.srv = &http.Server{Handler: public, ReadHeaderTimeout: 10 * time.Second}
-			tb.peerSrv = &http.Server{Handler: tb.b.PeerHandler(public), ReadHeaderTimeout: 10 * time.Second}
+			tb.peerSrv = &http.Server{Handler: tb.b.PeerHandler(), ReadHeaderTimeout: 10 * time.Second}
 			go func() { _ = tb.srv.Serve(ln) }()
 			go func() { _ = tb.peerSrv.Serve(peerLn) }()
 			var ctx context.Context

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // Assignment strategies.
@@ -22,17 +24,12 @@ const (
 // ValidStrategy says whether s names an assignment strategy.
 func ValidStrategy(s string) bool { return s == StrategyRange || s == StrategyRoundRobin }
 
-// TopicPartitions is a topic and some of its partitions, ascending.
-type TopicPartitions struct {
-	Topic      string
-	Partitions []int32
-}
+// TopicPartitions is a topic and some of its partitions, ascending (the
+// core's vocabulary, as the front doors answer it).
+type TopicPartitions = api.TopicPartitions
 
 // Assignment is the partitions given to one member (member_id, topics).
-type Assignment struct {
-	MemberID string
-	Topics   []TopicPartitions
-}
+type Assignment = api.Assignment
 
 // Subscription is a member and the topics it consumes.
 type Subscription struct {

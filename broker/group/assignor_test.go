@@ -60,7 +60,7 @@ func TestAssignPartitions(t *testing.T) {
 			},
 			partitions: map[string]int32{"orders": 3, "payments": 2},
 			want: []Assignment{
-				{MemberID: "a", Topics: []TopicPartitions{{"orders", []int32{0, 1}}, {"payments", []int32{0, 1}}}},
+				{MemberID: "a", Topics: []TopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}, {Topic: "payments", Partitions: []int32{0, 1}}}},
 				asg("b", "orders", 2),
 			},
 		},
@@ -68,8 +68,8 @@ func TestAssignPartitions(t *testing.T) {
 			name: "roundrobin: dealt in member order", strategy: StrategyRoundRobin,
 			members: subs([]string{"orders", "payments"}, "b", "a"), partitions: map[string]int32{"orders": 3, "payments": 2},
 			want: []Assignment{
-				{MemberID: "a", Topics: []TopicPartitions{{"orders", []int32{0, 2}}, {"payments", []int32{1}}}},
-				{MemberID: "b", Topics: []TopicPartitions{{"orders", []int32{1}}, {"payments", []int32{0}}}},
+				{MemberID: "a", Topics: []TopicPartitions{{Topic: "orders", Partitions: []int32{0, 2}}, {Topic: "payments", Partitions: []int32{1}}}},
+				{MemberID: "b", Topics: []TopicPartitions{{Topic: "orders", Partitions: []int32{1}}, {Topic: "payments", Partitions: []int32{0}}}},
 			},
 		},
 		{
@@ -83,7 +83,7 @@ func TestAssignPartitions(t *testing.T) {
 			want: []Assignment{
 				asg("a", "orders", 0, 2),
 				asg("b", "payments", 0),
-				{MemberID: "c", Topics: []TopicPartitions{{"orders", []int32{1}}, {"payments", []int32{1}}}},
+				{MemberID: "c", Topics: []TopicPartitions{{Topic: "orders", Partitions: []int32{1}}, {Topic: "payments", Partitions: []int32{1}}}},
 			},
 		},
 		{

@@ -108,8 +108,8 @@ func TestCleanupOnce(t *testing.T) {
 			must(t, e.c.CleanupOnce(bg, noon))
 			for _, c := range []*Coordinator{e.c, e.restart()} {
 				gotMembers := map[string][]string{}
-				for _, id := range c.Groups() {
-					m, _ := c.Members(id)
+				for _, id := range groupsWithMembers(c) {
+					m, _ := members(c, id)
 					gotMembers[id] = ids(m)
 				}
 				if !reflect.DeepEqual(gotMembers, tt.wantMembers) {
@@ -140,15 +140,15 @@ func TestCleanupOnceUsesGroupAndMemberSessionTimeouts(t *testing.T) {
 	must(t, err)
 	e.clock.Set(at(11, 1)) // one minute later: stale only under 30 s
 	must(t, e.c.CleanupOnce(bg, e.clock.Now()))
-	if got := e.c.Groups(); !reflect.DeepEqual(got, []string{"default"}) {
+	if got := groupsWithMembers(e.c); !reflect.DeepEqual(got, []string{"default"}) {
 		t.Fatalf("groups = %v, want [default]", got)
 	}
 	must(t, e.c.CleanupOnce(bg, at(11, 5)))
-	if got := e.c.Groups(); len(got) != 1 {
+	if got := groupsWithMembers(e.c); len(got) != 1 {
 		t.Fatalf("exactly 5 minutes is not stale; groups = %v", got)
 	}
 	must(t, e.c.CleanupOnce(bg, at(11, 6)))
-	if got := e.c.Groups(); len(got) != 0 {
+	if got := groupsWithMembers(e.c); len(got) != 0 {
 		t.Fatalf("groups = %v, want none", got)
 	}
 
@@ -157,11 +157,11 @@ func TestCleanupOnceUsesGroupAndMemberSessionTimeouts(t *testing.T) {
 	res, err := e.c.JoinGroup(bg, JoinRequest{Group: "proto", Topics: []string{"orders"}, SessionTimeout: 10 * time.Second})
 	must(t, err)
 	must(t, e.c.CleanupOnce(bg, at(12, 0).Add(10*time.Second)))
-	if m, _ := e.c.Members("proto"); len(m) != 1 {
+	if m, _ := members(e.c, "proto"); len(m) != 1 {
 		t.Fatal("member removed before its session expired")
 	}
 	must(t, e.c.CleanupOnce(bg, at(12, 0).Add(11*time.Second)))
-	if m, _ := e.c.Members("proto"); len(m) != 0 {
+	if m, _ := members(e.c, "proto"); len(m) != 0 {
 		t.Fatalf("member %s outlived its session", res.MemberID)
 	}
 
@@ -171,11 +171,11 @@ func TestCleanupOnceUsesGroupAndMemberSessionTimeouts(t *testing.T) {
 	_, err = e.c.JoinGroup(bg, JoinRequest{Group: "enforced", Topics: []string{"orders"}, SessionTimeout: 10 * time.Second})
 	must(t, err)
 	must(t, e.c.CleanupOnce(bg, at(12, 0).Add(59*time.Second)))
-	if m, _ := e.c.Members("enforced"); len(m) != 1 {
+	if m, _ := members(e.c, "enforced"); len(m) != 1 {
 		t.Fatal("member removed before the group's session timeout")
 	}
 	must(t, e.c.CleanupOnce(bg, at(12, 1).Add(time.Second)))
-	if m, _ := e.c.Members("enforced"); len(m) != 0 {
+	if m, _ := members(e.c, "enforced"); len(m) != 0 {
 		t.Fatal("member outlived the group's session timeout")
 	}
 }
@@ -192,7 +192,7 @@ func TestRunCleanup(t *testing.T) {
 	done := make(chan struct{})
 	go func() { c.RunCleanup(ctx, nil); close(done) }()
 	deadline := time.Now().Add(5 * time.Second)
-	for len(c.Groups()) != 0 {
+	for len(groupsWithMembers(c)) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the background pass never removed the stale member")
 		}

@@ -53,7 +53,7 @@ func TestWriteSnapshotLetsTheJournalDropEarlierRecords(t *testing.T) {
 	// Later changes follow the snapshot in the journal.
 	must(t, e.c.CommitOffsets(bg, CommitRequest{Group: "analytics-workers", Generation: NoGeneration,
 		Offsets: []OffsetCommit{{Topic: "orders", Partition: 1, Offset: 7}}}))
-	must(t, e.c.Leave(bg, "analytics-workers", "member-a"))
+	must(t, e.c.LeaveGroup(bg, "analytics-workers", "member-b"))
 
 	c := replayFrom(t, e, e.journal.Records()[start:])
 	if got, want := view(c), view(e.c); !reflect.DeepEqual(got, want) {
@@ -103,7 +103,7 @@ func TestWriteSnapshotWhileGroupsChange(t *testing.T) {
 						must(t, e.c.Join(bg, g, fmt.Sprint("m-", k)))
 					}
 					if k%3 == 2 {
-						must(t, e.c.Leave(bg, g, fmt.Sprint("m-", k-2)))
+						must(t, e.c.LeaveGroup(bg, g, fmt.Sprint("m-", k-2)))
 					}
 				}
 			})

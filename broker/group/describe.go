@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // GroupConfig is a group's own settings (PUT /groups/{g}/config).
@@ -121,18 +123,10 @@ type DescribedMember struct {
 }
 
 // PartitionLag is a partition's committed offset and how far it trails the
-// high watermark. CommittedOffset is -1 when nothing is committed; the lag
-// is then HighWatermark − log start. Offsets the broker cannot read (a
-// deleted topic) are -1, as is the lag.
-type PartitionLag struct {
-	Topic           string
-	Partition       int32
-	CommittedOffset int64
-	HighWatermark   int64
-	LogEndOffset    int64
-	Lag             int64
-	Metadata        string
-}
+// high watermark (the core's vocabulary). CommittedOffset is -1 when
+// nothing is committed; the lag is then HighWatermark − log start. Offsets
+// the broker cannot read (a deleted topic) are -1, as is the lag.
+type PartitionLag = api.PartitionLag
 
 // Describe describes a group: ErrUnknownGroup for a group with no members,
 // offsets, saved assignments or config. Offsets lists the committed
@@ -166,11 +160,7 @@ func (c *Coordinator) Describe(ctx context.Context, groupID string, topics []str
 	if g == nil {
 		return Description{}, fmt.Errorf("%w: group %q does not exist", ErrUnknownGroup, gid)
 	}
-	d := Description{
-		Group: gid, State: g.reportedState(), Generation: g.generation,
-		AssignmentStrategy: g.strategy(), SessionTimeout: c.groupSessionTimeout(g), Leader: g.leader,
-		Members: g.describeMembers(),
-	}
+	d := c.describeLocked(g)
 	committedAt := make(map[TopicPartition]committed, len(g.offsets))
 	for tp, co := range g.offsets {
 		committedAt[tp] = co
@@ -202,6 +192,35 @@ func (c *Coordinator) Describe(ctx context.Context, groupID string, topics []str
 		return Description{}, c.closedError(err)
 	}
 	return d, nil
+}
+
+// DescribeMembers describes a group as Describe does, without its
+// offsets: ErrUnknownGroup for a group that holds nothing.
+func (c *Coordinator) DescribeMembers(groupID string) (Description, error) {
+	gid, err := cleanName("group", groupID)
+	if err != nil {
+		return Description{}, err
+	}
+	g, err := c.lockGroup(gid, false)
+	if err != nil {
+		return Description{}, err
+	}
+	if g == nil {
+		return Description{}, fmt.Errorf("%w: group %q does not exist", ErrUnknownGroup, gid)
+	}
+	defer c.unlockGroup(g)
+	d := c.describeLocked(g)
+	d.Offsets = []PartitionLag{}
+	return d, nil
+}
+
+// describeLocked is everything Describe shows but the offsets; g is locked.
+func (c *Coordinator) describeLocked(g *group) Description {
+	return Description{
+		Group: g.id, State: g.reportedState(), Generation: g.generation,
+		AssignmentStrategy: g.strategy(), SessionTimeout: c.groupSessionTimeout(g), Leader: g.leader,
+		Members: g.describeMembers(),
+	}
 }
 
 func (c *Coordinator) partitionLag(ctx context.Context, tp TopicPartition, committedAt map[TopicPartition]committed) PartitionLag {

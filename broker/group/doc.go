@@ -25,10 +25,11 @@
 // members: they also carry subscribed topics, timeouts and the assignment of
 // the current generation. Both kinds:
 //
-//   - are listed by Members, counted by Groups and ListGroups, shown by
-//     Describe, judged by StaleMembers/RemoveStaleMembers and the cleanup pass,
-//     and take part in the simple API's Rebalance and CleanupAndRebalance
-//     (saved per-topic assignments over every member);
+//   - leave through [Coordinator.LeaveGroup], are listed by Describe and
+//     DescribeMembers, counted by ListGroups, judged by
+//     StaleMembers/RemoveStaleMembers and the cleanup pass, and take part in
+//     the original API's Rebalance and CleanupAndRebalance (saved per-topic
+//     assignments over every member);
 //   - keep a group non-empty, so ResetOffsets and DeleteGroup are refused
 //     while either kind is present.
 //
@@ -39,6 +40,20 @@
 // A simple member becomes a protocol member by calling JoinGroup with its id;
 // SyncGroup, HeartbeatGroup and fenced commits from a simple member answer
 // [ErrIllegalGeneration], which tells a client to join.
+//
+// The two kinds cannot be one without changing one of the two contracts.
+// The original API's join and heartbeat answer at once, and its heartbeat
+// creates the member; a generation member that joined that way would be
+// part of the barrier, so every such join would start a rebalance that
+// waits for it to join again, which it never does: after the rebalance
+// timeout it would be dropped, where the original API keeps a member until
+// it is stale by the timeout a request names (or, if the barrier waited
+// for it, every protocol member's join would wait out that timeout).
+// Saved assignments are a topic's partitions over every member, computed
+// when asked and kept per group and topic; a generation's assignment is
+// the subscribed topics over the members that joined, recomputed at every
+// generation. So a simple member stays outside the barrier, and saved
+// assignments stay state of their own.
 //
 // # Concurrency
 //

@@ -188,6 +188,34 @@ func wantErr(t testing.TB, err, want error) {
 var bg = context.Background()
 
 // ids returns the ids of members.
+// members lists a group's members as DescribeMembers shows them, and
+// when each was last seen; none for an unknown group.
+func members(c *Coordinator, g string) ([]Member, error) {
+	d, err := c.DescribeMembers(g)
+	if errors.Is(err, ErrUnknownGroup) {
+		return []Member{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []Member{}
+	for _, m := range d.Members {
+		out = append(out, Member{ID: m.ID, LastSeen: m.LastSeen})
+	}
+	return out, nil
+}
+
+// groupsWithMembers lists, sorted, the groups that have members.
+func groupsWithMembers(c *Coordinator) []string {
+	out := []string{}
+	for _, s := range c.ListGroups() {
+		if s.Members > 0 {
+			out = append(out, s.Group)
+		}
+	}
+	return out
+}
+
 func ids(ms []Member) []string {
 	out := []string{}
 	for _, m := range ms {

@@ -76,7 +76,7 @@ func TestLoadedCoordinatorGivesReplayedMembersAFullSession(t *testing.T) {
 
 func memberIDs(t *testing.T, c *Coordinator, group string) []string {
 	t.Helper()
-	ms, err := c.Members(group)
+	ms, err := members(c, group)
 	must(t, err)
 	return ids(ms)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // Partitions is what the coordinator reads from the broker's logs: topic
@@ -35,18 +37,14 @@ type Bounds struct {
 }
 
 // NoGeneration is the Generation of an unfenced commit.
-const NoGeneration int32 = -1
+const NoGeneration = api.NoGeneration
 
 // maxMetadataLen bounds a commit's metadata (Kafka's offset.metadata.max.bytes).
 const maxMetadataLen = 4096
 
-// OffsetCommit is one committed position: topic, partition, offset, metadata.
-type OffsetCommit struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-	Metadata  string
-}
+// OffsetCommit is one committed position: topic, partition, offset,
+// metadata (the core's vocabulary).
+type OffsetCommit = api.OffsetCommit
 
 // CommitRequest commits offsets for a group. With MemberID empty and
 // Generation NoGeneration the commit is unfenced and always accepted (the

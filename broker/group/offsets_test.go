@@ -32,7 +32,7 @@ func TestCommitAndLookup(t *testing.T) {
 		{Topic: "orders", Partition: 1, Offset: 1}, {Topic: "orders", Partition: 4, Offset: 1},
 	}})
 	wantErr(t, err, ErrUnknownPartition)
-	want := []OffsetCommit{{"orders", 0, 43, "m"}, {"orders", 3, 7, ""}}
+	want := []OffsetCommit{{Topic: "orders", Partition: 0, Offset: 43, Metadata: "m"}, {Topic: "orders", Partition: 3, Offset: 7}}
 	all, err := e.c.Offsets(g)
 	must(t, err)
 	if !reflect.DeepEqual(all, want) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // JoinRequest asks to join a group's next generation
@@ -33,11 +35,9 @@ type JoinResult struct {
 	Members    []JoinedMember
 }
 
-// JoinedMember is a member of a generation and its subscription.
-type JoinedMember struct {
-	ID     string
-	Topics []string
-}
+// JoinedMember is a member of a generation and its subscription (the
+// core's vocabulary).
+type JoinedMember = api.JoinedMember
 
 // JoinGroup joins the generation protocol. It waits until every protocol
 // member has rejoined or the rebalance timeout expires (members that did
@@ -173,16 +173,27 @@ func (c *Coordinator) HeartbeatGroup(ctx context.Context, groupID, memberID stri
 	return nil
 }
 
-// LeaveGroup removes a member, which starts a rebalance if it was a
-// protocol member. Unlike the original API's Leave, an unknown member is
-// an error (ErrUnknownMember).
+// LeaveGroup removes a member of either kind, which starts a rebalance if
+// it was a protocol member; a member still waiting in its first join
+// leaves that join. An unknown member is ErrUnknownMember (the original
+// API, whose leave of a missing member succeeds, answers that as done).
 func (c *Coordinator) LeaveGroup(ctx context.Context, groupID, memberID string) error {
-	g, m, err := c.lockMember(groupID, memberID)
+	gid, mid, err := cleanGroupMember(groupID, memberID)
 	if err != nil {
 		return err
 	}
+	g, err := c.lockGroup(gid, false)
+	if err != nil {
+		return err
+	}
+	if g == nil || g.members[mid] == nil {
+		if g != nil {
+			c.unlockGroup(g)
+		}
+		return fmt.Errorf("%w: member %q is not in group %q", ErrUnknownMember, mid, gid)
+	}
 	defer c.unlockGroup(g)
-	return c.removeMembers(ctx, g, []string{m.id}, c.now())
+	return c.removeMembers(ctx, g, []string{mid}, c.now())
 }
 
 // lockMember locks the group of a known, non-transient member.

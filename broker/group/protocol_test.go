@@ -364,7 +364,7 @@ func TestSimpleMembersAndProtocolMembersCoexist(t *testing.T) {
 		t.Fatalf("join = %+v", res)
 	}
 	// Both are members: listing, the original rebalance, describe.
-	members, _ := e.c.Members(g)
+	members, _ := members(e.c, g)
 	if len(members) != 2 {
 		t.Fatalf("members = %v", members)
 	}
@@ -375,7 +375,7 @@ func TestSimpleMembersAndProtocolMembersCoexist(t *testing.T) {
 	}
 	// Adding or removing a simple member does not disturb the generation.
 	must(t, e.c.Join(bg, g, "member-t"))
-	must(t, e.c.Leave(bg, g, "member-t"))
+	must(t, e.c.LeaveGroup(bg, g, "member-t"))
 	must(t, e.c.HeartbeatGroup(bg, g, res.MemberID, 1))
 	// A simple member joining the protocol with its id is promoted.
 	joined := grow(t, e.c, []JoinRequest{ordersJoin(res.MemberID)}, []JoinRequest{ordersJoin("member-s")})
@@ -383,7 +383,7 @@ func TestSimpleMembersAndProtocolMembersCoexist(t *testing.T) {
 		t.Fatalf("promotion: %+v", joined[1])
 	}
 	// The original Leave of a protocol member starts a rebalance.
-	must(t, e.c.Leave(bg, g, "member-s"))
+	must(t, e.c.LeaveGroup(bg, g, "member-s"))
 	wantErr(t, e.c.HeartbeatGroup(bg, g, res.MemberID, 2), ErrRebalanceInProgress)
 }
 
@@ -396,12 +396,12 @@ func TestCancelledJoinIsWithdrawn(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := e.c.JoinGroup(ctx, ordersJoin("")); done <- err }()
 	waitState(t, e.c, g, PreparingRebalance)
-	if m, _ := e.c.Members(g); len(m) != 2 {
+	if m, _ := members(e.c, g); len(m) != 2 {
 		t.Fatalf("joining member not listed: %v", m)
 	}
 	cancel()
 	wantErr(t, <-done, context.Canceled)
-	if m, _ := e.c.Members(g); len(m) != 1 || m[0].ID != a.MemberID {
+	if m, _ := members(e.c, g); len(m) != 1 || m[0].ID != a.MemberID {
 		t.Fatalf("withdrawn member still listed: %v", m)
 	}
 	// The rebalance it started completes with the members that rejoin.

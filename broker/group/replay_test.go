@@ -53,7 +53,7 @@ func scenario(t testing.TB, e *env) (protocolMember string) {
 
 	must(t, e.c.Join(bg, "to-delete", "x"))
 	must(t, e.c.CommitOffsets(bg, CommitRequest{Group: "to-delete", Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Offset: 1}}}))
-	must(t, e.c.Leave(bg, "to-delete", "x"))
+	must(t, e.c.LeaveGroup(bg, "to-delete", "x"))
 	must(t, e.c.DeleteGroup(bg, "to-delete"))
 	return res[0].MemberID
 }
@@ -280,7 +280,7 @@ func FuzzReplay(f *testing.F) {
 		snap := c.Snapshot()
 		for _, id := range c.groupIDs() {
 			_, _ = c.Describe(bg, id, []string{"orders"})
-			_, _ = c.Members(id)
+			_, _ = members(c, id)
 		}
 		c2, err := New(cfg)
 		must(t, err)

@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // Reset targets of ResetRequest.To.
 const (
-	ResetEarliest  = "earliest"
-	ResetLatest    = "latest"
-	ResetOffset    = "offset"
-	ResetTimestamp = "timestamp"
+	ResetEarliest  = api.ResetEarliest
+	ResetLatest    = api.ResetLatest
+	ResetOffset    = api.ResetOffset
+	ResetTimestamp = api.ResetTimestamp
 )
 
 // ResetRequest moves a group's committed offsets (POST
@@ -28,12 +30,8 @@ type ResetRequest struct {
 	Topics []string
 }
 
-// PartitionOffset is a partition and an offset.
-type PartitionOffset struct {
-	Topic     string
-	Partition int32
-	Offset    int64
-}
+// PartitionOffset is a partition and an offset (the core's vocabulary).
+type PartitionOffset = api.PartitionOffset
 
 // ResetOffsets sets the committed offset of every partition of the given
 // topics, in one journal record, and returns them sorted. It is refused with

@@ -31,7 +31,7 @@ func TestResetOffsets(t *testing.T) {
 	orders := func(offs ...int64) []PartitionOffset {
 		var out []PartitionOffset
 		for p, o := range offs {
-			out = append(out, PartitionOffset{"orders", int32(p), o})
+			out = append(out, PartitionOffset{Topic: "orders", Partition: int32(p), Offset: o})
 		}
 		return out
 	}
@@ -47,7 +47,7 @@ func TestResetOffsets(t *testing.T) {
 		{"timestamp", ResetRequest{To: ResetTimestamp, Timestamp: ptr[int64](1003), Topics: []string{"orders"}}, orders(3, 13, 23, 33), nil},
 		{"timestamp after every record", ResetRequest{To: ResetTimestamp, Timestamp: ptr[int64](5000), Topics: []string{"orders"}}, orders(8, 18, 28, 38), nil},
 		{"no topics: the committed ones", ResetRequest{To: ResetEarliest},
-			[]PartitionOffset{{"payments", 0, 0}, {"payments", 1, 5}}, nil},
+			[]PartitionOffset{{Topic: "payments", Partition: 0, Offset: 0}, {Topic: "payments", Partition: 1, Offset: 5}}, nil},
 		{"unknown target", ResetRequest{To: "middle", Topics: []string{"orders"}}, nil, ErrInvalidArgument},
 		{"offset missing", ResetRequest{To: ResetOffset, Topics: []string{"orders"}}, nil, ErrInvalidArgument},
 		{"negative offset", ResetRequest{To: ResetOffset, Offset: ptr[int64](-1), Topics: []string{"orders"}}, nil, ErrInvalidArgument},
@@ -92,7 +92,7 @@ func TestResetAndDeleteRefusedWhileMembersActive(t *testing.T) {
 			var leave func()
 			if kind == "simple" {
 				must(t, e.c.Join(bg, g, "member-a"))
-				leave = func() { must(t, e.c.Leave(bg, g, "member-a")) }
+				leave = func() { must(t, e.c.LeaveGroup(bg, g, "member-a")) }
 			} else {
 				res, err := e.c.JoinGroup(bg, ordersJoin(""))
 				must(t, err)
@@ -109,7 +109,7 @@ func TestResetAndDeleteRefusedWhileMembersActive(t *testing.T) {
 			e.topics.set("orders", 0, 0, 9, 9)
 			got, err := e.c.ResetOffsets(bg, g, ResetRequest{To: ResetLatest, Topics: []string{"orders"}})
 			must(t, err)
-			if got[0] != (PartitionOffset{"orders", 0, 9}) {
+			if got[0] != (PartitionOffset{Topic: "orders", Partition: 0, Offset: 9}) {
 				t.Fatalf("reset = %+v", got)
 			}
 			must(t, e.c.DeleteGroup(bg, g))

@@ -6,8 +6,11 @@ import (
 	"time"
 )
 
-// The original single-node broker's membership API. Every call trims and
-// validates the group and member ids (ErrInvalidArgument when empty).
+// The original single-node broker's membership: simple members, registered
+// and seen, not part of a generation (see the package doc). Every call
+// trims and validates the group and member ids (ErrInvalidArgument when
+// empty). Such a member leaves through LeaveGroup, as any member does, and
+// is listed by DescribeMembers.
 
 // Join registers a simple member, seen now. Joining again changes nothing.
 func (c *Coordinator) Join(ctx context.Context, groupID, memberID string) error {
@@ -24,21 +27,6 @@ func (c *Coordinator) Join(ctx context.Context, groupID, memberID string) error 
 		return nil
 	}
 	return c.write(ctx, g, &record{Type: recJoin, TS: toMs(c.now()), ID: mid})
-}
-
-// Leave removes a member if present; leaving twice is not an error. A
-// protocol member's leaving starts a rebalance.
-func (c *Coordinator) Leave(ctx context.Context, groupID, memberID string) error {
-	gid, mid, err := cleanGroupMember(groupID, memberID)
-	if err != nil {
-		return err
-	}
-	g, err := c.lockGroup(gid, false)
-	if err != nil || g == nil {
-		return err
-	}
-	defer c.unlockGroup(g)
-	return c.removeMembers(ctx, g, []string{mid}, c.now())
 }
 
 // Heartbeat records that a member was seen now, registering it as a simple
@@ -58,56 +46,6 @@ func (c *Coordinator) Heartbeat(ctx context.Context, groupID, memberID string) e
 		return c.touch(ctx, g, m, true)
 	}
 	return c.write(ctx, g, &record{Type: recSeen, TS: toMs(c.now()), ID: mid})
-}
-
-// Members lists a group's members sorted by id; none for an unknown group.
-func (c *Coordinator) Members(groupID string) ([]Member, error) {
-	gid, err := cleanName("group", groupID)
-	if err != nil {
-		return nil, err
-	}
-	out := []Member{}
-	g, err := c.lockGroup(gid, false)
-	if err != nil || g == nil {
-		return out, err
-	}
-	defer c.unlockGroup(g)
-	for _, id := range g.sortedMemberIDs() {
-		out = append(out, g.members[id].public())
-	}
-	return out, nil
-}
-
-// Membership is a group and its members (the original registry's State).
-type Membership struct {
-	Group   string
-	Members []Member
-}
-
-// State returns a group's name and sorted members.
-func (c *Coordinator) State(groupID string) (Membership, error) {
-	members, err := c.Members(groupID)
-	if err != nil {
-		return Membership{}, err
-	}
-	gid, _ := cleanName("group", groupID)
-	return Membership{Group: gid, Members: members}, nil
-}
-
-// Groups lists, sorted, the groups that have at least one member.
-func (c *Coordinator) Groups() []string {
-	out := []string{}
-	for _, id := range c.groupIDs() {
-		g, err := c.lockGroup(id, false)
-		if err != nil || g == nil {
-			continue
-		}
-		if len(g.members) > 0 {
-			out = append(out, id)
-		}
-		c.unlockGroup(g)
-	}
-	return out
 }
 
 // StaleMembers lists, sorted, the members with now − LastSeen > timeout,

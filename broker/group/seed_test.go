@@ -23,7 +23,7 @@ func TestJoinValidatesAndTrims(t *testing.T) {
 			for _, op := range []func() error{
 				func() error { return e.c.Join(bg, tt.group, tt.member) },
 				func() error { return e.c.Heartbeat(bg, tt.group, tt.member) },
-				func() error { return e.c.Leave(bg, tt.group, tt.member) },
+				func() error { return e.c.LeaveGroup(bg, tt.group, tt.member) },
 			} {
 				if err := op(); tt.wantErr != nil {
 					wantErr(t, err, tt.wantErr)
@@ -38,7 +38,7 @@ func TestJoinValidatesAndTrims(t *testing.T) {
 	}
 	e := newEnv(t)
 	must(t, e.c.Join(bg, "  analytics-workers ", " member-a "))
-	got, err := e.c.Members("analytics-workers")
+	got, err := members(e.c, "analytics-workers")
 	must(t, err)
 	if want := []Member{{ID: "member-a", LastSeen: noon}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("members = %+v, want %+v", got, want)
@@ -58,7 +58,7 @@ func TestJoinLeaveHeartbeat(t *testing.T) {
 	if n := len(e.journal.Records()); n != 2 {
 		t.Fatalf("%d records after a duplicate join, want 2", n)
 	}
-	got, _ := e.c.Members(g)
+	got, _ := members(e.c, g)
 	want := []Member{{"member-a", at(12, 1)}, {"member-b", noon}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("members = %+v, want %+v", got, want)
@@ -68,29 +68,34 @@ func TestJoinLeaveHeartbeat(t *testing.T) {
 	e.clock.Set(at(12, 3))
 	must(t, e.c.Heartbeat(bg, g, "member-b"))
 	must(t, e.c.Heartbeat(bg, g, "member-c"))
-	got, _ = e.c.Members(g)
+	got, _ = members(e.c, g)
 	want = []Member{{"member-a", at(12, 1)}, {"member-b", at(12, 3)}, {"member-c", at(12, 3)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("members = %+v, want %+v", got, want)
 	}
 
-	// Leave removes; leaving a missing member (or group) is not an error.
-	must(t, e.c.Leave(bg, g, "member-b"))
-	must(t, e.c.Leave(bg, g, "member-b"))
-	must(t, e.c.Leave(bg, "no-such-group", "member-b"))
-	st, err := e.c.State(g)
-	must(t, err)
-	if st.Group != g || !reflect.DeepEqual(ids(st.Members), []string{"member-a", "member-c"}) {
-		t.Fatalf("state = %+v", st)
+	// Leave removes; a missing member (or group) is unknown and changes
+	// nothing (the original API answers that as done: the HTTP front door).
+	must(t, e.c.LeaveGroup(bg, g, "member-b"))
+	records := len(e.journal.Records())
+	wantErr(t, e.c.LeaveGroup(bg, g, "member-b"), ErrUnknownMember)
+	wantErr(t, e.c.LeaveGroup(bg, "no-such-group", "member-b"), ErrUnknownMember)
+	if n := len(e.journal.Records()); n != records {
+		t.Fatalf("leaving a missing member stored %d records", n-records)
 	}
-	if got, _ := e.c.Members("no-such-group"); got == nil || len(got) != 0 {
+	left, err := members(e.c, g)
+	must(t, err)
+	if !reflect.DeepEqual(ids(left), []string{"member-a", "member-c"}) {
+		t.Fatalf("members = %+v", left)
+	}
+	if got, _ := members(e.c, "no-such-group"); got == nil || len(got) != 0 {
 		t.Fatalf("members of an unknown group = %#v, want empty", got)
 	}
 }
 
 func TestGroupsSortedWithoutEmptyGroups(t *testing.T) {
 	e := newEnv(t)
-	if got := e.c.Groups(); got == nil || len(got) != 0 {
+	if got := groupsWithMembers(e.c); got == nil || len(got) != 0 {
 		t.Fatalf("groups = %#v, want empty", got)
 	}
 	must(t, e.c.Join(bg, "zeta", "m"))
@@ -100,10 +105,10 @@ func TestGroupsSortedWithoutEmptyGroups(t *testing.T) {
 	// A group with only offsets is not a membership group.
 	must(t, e.c.CommitOffsets(bg, CommitRequest{Group: "offsets-only", Generation: NoGeneration,
 		Offsets: []OffsetCommit{{Topic: "orders", Offset: 1}}}))
-	if got, want := e.c.Groups(), []string{"alpha", "mid", "stale-only", "zeta"}; !reflect.DeepEqual(got, want) {
+	if got, want := groupsWithMembers(e.c), []string{"alpha", "mid", "stale-only", "zeta"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("groups = %v, want %v", got, want)
 	}
-	must(t, e.c.Leave(bg, "mid", "m"))
+	must(t, e.c.LeaveGroup(bg, "mid", "m"))
 	e.clock.Advance(10 * time.Minute)
 	must(t, e.c.Heartbeat(bg, "alpha", "m"))
 	must(t, e.c.Heartbeat(bg, "zeta", "m"))
@@ -112,11 +117,11 @@ func TestGroupsSortedWithoutEmptyGroups(t *testing.T) {
 	if !reflect.DeepEqual(ids(removed), []string{"m"}) {
 		t.Fatalf("removed %v", removed)
 	}
-	if got, want := e.c.Groups(), []string{"alpha", "zeta"}; !reflect.DeepEqual(got, want) {
+	if got, want := groupsWithMembers(e.c), []string{"alpha", "zeta"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("groups = %v, want %v", got, want)
 	}
 	// Restart: the listing is rebuilt from the journal.
-	if got, want := e.restart().Groups(), []string{"alpha", "zeta"}; !reflect.DeepEqual(got, want) {
+	if got, want := groupsWithMembers(e.restart()), []string{"alpha", "zeta"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("groups after restart = %v, want %v", got, want)
 	}
 }
@@ -140,7 +145,7 @@ func TestStaleMembers(t *testing.T) {
 	if !reflect.DeepEqual(stale, want) {
 		t.Fatalf("stale = %+v, want %+v", stale, want)
 	}
-	if all, _ := e.c.Members(g); len(all) != 3 {
+	if all, _ := members(e.c, g); len(all) != 3 {
 		t.Fatalf("StaleMembers changed the group: %v", all)
 	}
 
@@ -160,12 +165,12 @@ func TestStaleMembers(t *testing.T) {
 	if !reflect.DeepEqual(ids(removed), []string{"member-a", "member-c"}) {
 		t.Fatalf("removed = %v", ids(removed))
 	}
-	left, _ := e.c.Members(g)
+	left, _ := members(e.c, g)
 	if !reflect.DeepEqual(left, []Member{{"member-b", at(11, 57)}}) {
 		t.Fatalf("remaining = %+v", left)
 	}
 	// Removal persists.
-	if got, _ := e.restart().Members(g); !reflect.DeepEqual(got, left) {
+	if got, _ := members(e.restart(), g); !reflect.DeepEqual(got, left) {
 		t.Fatalf("after restart = %+v, want %+v", got, left)
 	}
 }
@@ -201,7 +206,7 @@ func TestJournalFailureChangesNothing(t *testing.T) {
 	ops := map[string]func() error{
 		"join":      func() error { return e.c.Join(bg, g, "member-b") },
 		"heartbeat": func() error { return e.c.Heartbeat(bg, g, "member-a") },
-		"leave":     func() error { return e.c.Leave(bg, g, "member-a") },
+		"leave":     func() error { return e.c.LeaveGroup(bg, g, "member-a") },
 		"remove stale": func() error {
 			_, err := e.c.RemoveStaleMembers(bg, g, time.Minute)
 			return err
@@ -228,7 +233,7 @@ func TestJournalFailureChangesNothing(t *testing.T) {
 	if after := view(e.c); !reflect.DeepEqual(before, after) {
 		t.Fatalf("state changed:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if got := e.c.Groups(); !reflect.DeepEqual(got, []string{g}) {
+	if got := groupsWithMembers(e.c); !reflect.DeepEqual(got, []string{g}) {
 		t.Fatalf("groups = %v", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,15 +43,8 @@ func NewClient(secret Secret) *Client {
 	return c
 }
 
-// HTTPClient is an http.Client whose requests carry the cluster secret:
-// the broker proxies client requests with it to ForwardURL, where they
-// are marked forwarded by the path they arrive on (and carry
-// HeaderLeaderEpoch when the forwarder sets it).
+// HTTPClient is an http.Client whose requests carry the cluster secret.
 func (c *Client) HTTPClient() *http.Client { return c.http }
-
-// ForwardURL is where the broker at addr serves client requests proxied
-// to it.
-func ForwardURL(addr string) string { return baseURL(addr) + ForwardPath }
 
 // Close drops idle connections.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
@@ -105,6 +99,16 @@ type CallOption func(*http.Request)
 // (HeaderForwarded): the receiver answers it or refuses it.
 func Forwarded() CallOption {
 	return func(r *http.Request) { r.Header.Set(HeaderForwarded, "1") }
+}
+
+// ForwardedAt is Forwarded, with the leader epoch the forwarding broker
+// saw for the partition the call is about (HeaderLeaderEpoch), so that a
+// receiver whose metadata is behind can wait for it to catch up.
+func ForwardedAt(epoch int32) CallOption {
+	return func(r *http.Request) {
+		r.Header.Set(HeaderForwarded, "1")
+		r.Header.Set(HeaderLeaderEpoch, strconv.Itoa(int(epoch)))
+	}
 }
 
 // Call runs op on the broker whose peer listener is at addr. An error

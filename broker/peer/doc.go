@@ -2,8 +2,9 @@
 // asks another — the controller's operations (registration, heartbeats,
 // topic and ISR changes), a follower's replica fetches and epoch-end
 // lookups, a coordinator's view of partition offsets, describe's view of
-// partition sizes, and client requests proxied to the broker that can
-// answer them — goes through it, on the peer listener (--peer-listen,
+// partition sizes, and the core's requests passed on to the broker that
+// can answer them (the partition leader, the group coordinator) — goes
+// through it, on the peer listener (--peer-listen,
 // port 9094 by default), never on a client port.
 //
 // It has:
@@ -11,7 +12,8 @@
 //     served at /internal/<name> (Handle) and called with Call;
 //   - one header set: Authorization (the cluster secret, as a bearer
 //     token), X-Kairo-Forwarded (a request passed on once, never again)
-//     and X-Kairo-Leader-Epoch (the leader epoch a forwarding broker saw);
+//     and X-Kairo-Leader-Epoch (the leader epoch a forwarding broker saw,
+//     Forwarded and ForwardedAt);
 //   - one code table: errors travel as package api's ErrorBody with api's
 //     codes and statuses, and come back as *api.Error, so a code means the
 //     same on every wire.

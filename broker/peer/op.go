@@ -12,7 +12,7 @@ type Op[Req, Resp any] struct{ name string }
 
 // NewOp names an operation; the name is its path under PathPrefix.
 func NewOp[Req, Resp any](name string) Op[Req, Resp] {
-	if name == "" || strings.HasPrefix(name, "/") || strings.HasPrefix(name, forwardName) {
+	if name == "" || strings.HasPrefix(name, "/") {
 		panic("peer: bad operation name " + name)
 	}
 	return Op[Req, Resp]{name: name}

@@ -24,6 +24,7 @@ type echoReq struct {
 type echoResp struct {
 	Text      string `json:"text"`
 	Forwarded bool   `json:"forwarded"`
+	Epoch     *int32 `json:"epoch,omitempty"`
 }
 
 type batchResp struct {
@@ -48,8 +49,7 @@ func testSecret(t *testing.T, s string) Secret {
 	return sec
 }
 
-// startPeer serves a Mux with the test operations and a forward handler
-// that echoes what it saw.
+// startPeer serves a Mux with the test operations.
 func startPeer(t *testing.T, secret Secret) string {
 	t.Helper()
 	m := NewMux(secret, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -63,15 +63,15 @@ func startPeer(t *testing.T, secret Secret) string {
 		case "bug":
 			return echoResp{}, errors.New("no code for this")
 		}
-		return echoResp{Text: req.Text, Forwarded: IsForwarded(ctx)}, nil
+		out := echoResp{Text: req.Text, Forwarded: IsForwarded(ctx)}
+		if e, ok := LeaderEpoch(ctx); ok {
+			out.Epoch = &e
+		}
+		return out, nil
 	})
 	Handle(m, opBatch, func(ctx context.Context, req echoReq) (batchResp, error) {
 		return batchResp{HighWatermark: 42, Batches: append([]byte{0, 1, 0xff}, req.Text...)}, nil
 	})
-	m.Forward(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e, _ := LeaderEpoch(r.Context())
-		fmt.Fprintf(w, "%s %s forwarded=%v epoch=%d", r.Method, r.URL.Path, IsForwarded(r.Context()), e)
-	}))
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
@@ -182,25 +182,48 @@ func TestCall(t *testing.T) {
 	}
 }
 
-// TestForwardedClientRequests: a client request proxied to ForwardURL
-// reaches the client handler with the prefix stripped, marked forwarded,
-// with the forwarder's leader epoch.
-func TestForwardedClientRequests(t *testing.T) {
+// TestForwardedCalls: a call sent Forwarded reaches its handler marked
+// forwarded, with the forwarder's leader epoch when it sent one (and
+// only then); a plain call is neither.
+func TestForwardedCalls(t *testing.T) {
 	secret := testSecret(t, "correct horse battery staple")
 	addr := startPeer(t, secret)
 	c := NewClient(secret)
-	req, _ := http.NewRequest(http.MethodPost, ForwardURL(addr)+"/produce", strings.NewReader(`{}`))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		opts      []CallOption
+		forwarded bool
+		epoch     *int32
+	}{
+		{"plain", nil, false, nil},
+		{"forwarded", []CallOption{Forwarded()}, true, nil},
+		{"forwarded at epoch 5", []CallOption{ForwardedAt(5)}, true, ptr(int32(5))},
+	} {
+		got, err := Call(ctx, c, addr, opEcho, echoReq{Text: tc.name}, tc.opts...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got.Forwarded != tc.forwarded || (got.Epoch == nil) != (tc.epoch == nil) || (got.Epoch != nil && *got.Epoch != *tc.epoch) {
+			t.Errorf("%s: handler saw forwarded=%v epoch=%v", tc.name, got.Forwarded, got.Epoch)
+		}
+	}
+	// The epoch header alone, without the forwarded mark, means nothing.
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+PathPrefix+"test/echo", strings.NewReader(`{"text":"x"}`))
 	req.Header.Set(HeaderLeaderEpoch, "5")
 	res, err := c.HTTPClient().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(res.Body)
+	var got echoResp
+	_ = json.NewDecoder(res.Body).Decode(&got)
 	res.Body.Close()
-	if string(b) != "POST /produce forwarded=true epoch=5" {
-		t.Fatalf("forwarded request seen as %q", b)
+	if got.Forwarded || got.Epoch != nil {
+		t.Fatalf("an epoch header without the forwarded mark was taken: %+v", got)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestSecret(t *testing.T) {
 	if _, err := NewSecret("short"); !errors.Is(err, ErrWeakSecret) {

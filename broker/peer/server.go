@@ -19,14 +19,6 @@ import (
 // list for thousands of partitions fits many times over).
 const MaxRequestBytes = 64 << 20
 
-// forwardName is the path under PathPrefix where client requests proxied
-// from another broker arrive: /internal/forward/produce is the client
-// API's POST /produce.
-const forwardName = "forward"
-
-// ForwardPath is the base path of proxied client requests.
-const ForwardPath = PathPrefix + forwardName
-
 // frameType is the content type of a reply with a Payload: a 4-byte
 // big-endian length, that many bytes of JSON, then the raw payload.
 const frameType = "application/x-kairo-frame"
@@ -34,10 +26,9 @@ const frameType = "application/x-kairo-frame"
 // Mux serves the peer operations. It refuses every request without the
 // cluster secret before looking at it further.
 type Mux struct {
-	secret  Secret
-	log     *slog.Logger
-	mux     *http.ServeMux
-	forward http.Handler
+	secret Secret
+	log    *slog.Logger
+	mux    *http.ServeMux
 }
 
 // NewMux is a Mux that admits callers holding secret.
@@ -76,13 +67,6 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 	})
 }
 
-// Forward serves client requests other brokers proxy here with h (the
-// client API's handler), the ForwardPath prefix stripped and the context
-// marked forwarded, with the forwarder's leader epoch when it sent one.
-func (m *Mux) Forward(h http.Handler) {
-	m.forward = http.StripPrefix(ForwardPath, h)
-}
-
 // ServeHTTP checks the cluster secret, then routes.
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := m.authenticate(r); err != nil {
@@ -93,18 +77,9 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if r.Header.Get(HeaderForwarded) != "" {
 		ctx = WithForwarded(ctx)
-	}
-	if strings.HasPrefix(r.URL.Path, ForwardPath+"/") {
-		if m.forward == nil {
-			writeError(w, api.Errorf(api.CodeNotFound, "this broker serves no proxied client requests"))
-			return
-		}
-		ctx = WithForwarded(ctx)
 		if e, ok := parseEpoch(r.Header.Get(HeaderLeaderEpoch)); ok {
 			ctx = WithLeaderEpoch(ctx, e)
 		}
-		m.forward.ServeHTTP(w, r.WithContext(ctx))
-		return
 	}
 	h, pattern := m.mux.Handler(r)
 	if pattern == "" {

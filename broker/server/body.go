@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/memory"
 )
 
@@ -77,17 +77,17 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 }
 
 // readBody checks the content type and reads the body (see above).
-func (s *Server) readBody(r *http.Request) ([]byte, *client.Error) {
+func (s *Server) readBody(r *http.Request) ([]byte, *api.Error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
-		return nil, client.Errorf(client.CodeUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
+		return nil, api.Errorf(api.CodeUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
 	}
 	if r.ContentLength > s.opts.MaxBodyBytes {
-		return nil, client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", s.opts.MaxBodyBytes)
+		return nil, api.Errorf(api.CodeBodyTooLarge, "request body is larger than %d bytes", s.opts.MaxBodyBytes)
 	}
 	acct := memory.AccountFrom(r.Context())
 	pool := s.b.Memory().Requests
 	if r.ContentLength > 0 && !pool.Admit(r.ContentLength, r.ContentLength <= memory.SmallRequestBytes) {
-		e, _ := broker.ClientError(pool.Exhausted(r.ContentLength))
+		e, _ := broker.AsAPIError(pool.Exhausted(r.ContentLength))
 		return nil, e
 	}
 	// The buffer doubles as bytes arrive, up to the announced length when
@@ -101,7 +101,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, *client.Error) {
 		if len(buf) == cap(buf) {
 			grown := int64(min(max(2*cap(buf), firstBodyBuffer), int(limit)))
 			if err := acct.Charge(pool, grown); err != nil {
-				e, _ := broker.ClientError(err)
+				e, _ := broker.AsAPIError(err)
 				return nil, e
 			}
 			next := make([]byte, len(buf), grown)
@@ -114,25 +114,25 @@ func (s *Server) readBody(r *http.Request) ([]byte, *client.Error) {
 		switch {
 		case err == io.EOF:
 			if r.ContentLength > 0 && int64(len(buf)) != r.ContentLength {
-				return nil, client.Errorf(client.CodeInvalidJSON, "reading request body: %d bytes where Content-Length announced %d", len(buf), r.ContentLength)
+				return nil, api.Errorf(api.CodeInvalidJSON, "reading request body: %d bytes where Content-Length announced %d", len(buf), r.ContentLength)
 			}
 			return buf, nil
 		case err != nil:
 			return nil, bodyError(err)
 		case r.ContentLength > 0 && int64(len(buf)) > r.ContentLength:
-			return nil, client.Errorf(client.CodeInvalidJSON, "reading request body: body longer than its Content-Length")
+			return nil, api.Errorf(api.CodeInvalidJSON, "reading request body: body longer than its Content-Length")
 		}
 	}
 }
 
 // bodyError words a failure to read a body.
-func bodyError(err error) *client.Error {
+func bodyError(err error) *api.Error {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return client.Errorf(client.CodeBodyTooLarge, "request body is larger than %d bytes", tooBig.Limit)
+		return api.Errorf(api.CodeBodyTooLarge, "request body is larger than %d bytes", tooBig.Limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return client.Errorf(client.CodeBodyTimeout, "the request body did not arrive in time")
+		return api.Errorf(api.CodeBodyTimeout, "the request body did not arrive in time")
 	}
-	return client.Errorf(client.CodeInvalidJSON, "reading request body: %v", err)
+	return api.Errorf(api.CodeInvalidJSON, "reading request body: %v", err)
 }

@@ -2,16 +2,14 @@ package server
 
 import (
 	"context"
-	"time"
 
-	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Broker is what the HTTP layer needs from the broker: *broker.Broker in
-// production. Every method returns *client.Error for a failure a client
+// production. Every method returns *api.Error for a failure a client
 // caused or can retry; any other error is a bug and answers 500.
 type Broker interface {
 	Ready() error
@@ -32,60 +30,52 @@ type Broker interface {
 
 // TopicAPI is topic administration.
 type TopicAPI interface {
-	CreateTopic(ctx context.Context, spec broker.TopicSpec) (*client.CreateTopicResponse, error)
+	CreateTopic(ctx context.Context, req api.CreateTopicRequest) (*api.CreateTopicResult, error)
 	ListTopics(ctx context.Context, internal bool) ([]string, error)
-	DescribeTopic(ctx context.Context, name string) (*client.TopicDescription, error)
+	DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error)
 	DeleteTopic(ctx context.Context, name string) error
 	AddPartitions(ctx context.Context, name string, partitions int32) error
-	AlterTopicConfig(ctx context.Context, name string, change broker.ConfigChange) (map[string]string, error)
+	AlterTopicConfig(ctx context.Context, change api.TopicConfigChange) (map[string]string, error)
 	SetReplicationFactor(ctx context.Context, name string, rf int16) error
 }
 
 // RecordAPI is the data path.
 type RecordAPI interface {
-	Produce(ctx context.Context, args broker.ProduceArgs) ([]broker.Position, error)
-	Fetch(ctx context.Context, args broker.FetchArgs) (*broker.FetchResult, error)
+	Produce(ctx context.Context, req api.ProduceRequest) ([]api.Position, error)
+	Fetch(ctx context.Context, req api.FetchRequest) (*api.FetchResult, error)
 }
 
-// MemberAPI is the original single-node group API: membership with
-// last-seen times, saved assignments and plain offset commits.
+// MemberAPI is what only the original single-node group API asks.
 type MemberAPI interface {
-	JoinMember(ctx context.Context, group, member string) error
-	LeaveMember(ctx context.Context, group, member string) error
-	HeartbeatMember(ctx context.Context, group, member string) error
-	Members(ctx context.Context, group string) ([]client.Member, error)
-	StaleMembers(ctx context.Context, group string, timeout time.Duration) ([]client.Member, error)
-	RemoveStaleMembers(ctx context.Context, group string, timeout time.Duration) ([]client.Member, error)
-	Assign(ctx context.Context, topic string, members []string) ([]client.Assignment, error)
-	Rebalance(ctx context.Context, group, topic string) ([]client.Assignment, error)
-	CleanupAndRebalance(ctx context.Context, group, topic string, timeout time.Duration) (removed []client.Member, assignments []client.Assignment, err error)
-	SavedAssignments(ctx context.Context, group, topic string) (found bool, assignments []client.Assignment, err error)
-	DeleteSavedAssignments(ctx context.Context, group, topic string) error
-	CommitOffset(ctx context.Context, req client.CommitOffsetRequest) error
-	Offset(ctx context.Context, group, topic string, partition int32) (offset int64, found bool, err error)
+	SeenMember(ctx context.Context, req api.SeenMember) error
+	StaleMembers(ctx context.Context, req api.StaleMembersRequest) ([]api.Member, error)
+	Assign(ctx context.Context, req api.AssignRequest) ([]api.Assignment, error)
+	SaveAssignment(ctx context.Context, req api.SaveAssignmentRequest) (api.SaveAssignmentResult, error)
+	SavedAssignment(ctx context.Context, req api.GroupTopic) (api.SavedAssignment, error)
+	DeleteSavedAssignment(ctx context.Context, req api.GroupTopic) error
 }
 
 // GroupAPI is the generation protocol and group administration.
 type GroupAPI interface {
-	JoinGroup(ctx context.Context, group string, req client.JoinGroupRequest) (*client.JoinGroupResponse, error)
-	SyncGroup(ctx context.Context, group, member string, generation int32) (*client.SyncGroupResponse, error)
-	Heartbeat(ctx context.Context, group, member string, generation int32) error
-	LeaveGroup(ctx context.Context, group, member string) error
-	CommitOffsets(ctx context.Context, group string, req client.CommitOffsetsRequest) error
-	GroupOffsets(ctx context.Context, group string) ([]client.OffsetCommit, error)
-	ListGroups(ctx context.Context) (*client.GroupList, error)
-	DescribeGroup(ctx context.Context, group string, topics []string) (*client.GroupDescription, error)
-	SetGroupConfig(ctx context.Context, group string, cfg client.GroupConfig) (*client.GroupConfig, error)
-	ResetOffsets(ctx context.Context, group string, req client.ResetOffsetsRequest) ([]client.PartitionOffset, error)
-	DeleteGroup(ctx context.Context, group string) error
+	JoinGroup(ctx context.Context, req api.JoinGroupRequest) (api.JoinGroupResult, error)
+	SyncGroup(ctx context.Context, req api.MemberGeneration) (api.SyncGroupResult, error)
+	Heartbeat(ctx context.Context, req api.MemberGeneration) error
+	LeaveGroup(ctx context.Context, req api.LeaveGroupRequest) error
+	CommitOffsets(ctx context.Context, req api.CommitOffsetsRequest) error
+	Offsets(ctx context.Context, req api.OffsetsRequest) ([]api.OffsetCommit, error)
+	ListGroups(ctx context.Context) (api.GroupList, error)
+	DescribeGroup(ctx context.Context, req api.DescribeGroupRequest) (api.GroupDescription, error)
+	SetGroupConfig(ctx context.Context, cfg api.GroupConfig) (api.GroupConfig, error)
+	ResetOffsets(ctx context.Context, req api.ResetOffsetsRequest) ([]api.PartitionOffset, error)
+	DeleteGroup(ctx context.Context, req api.DeleteGroupRequest) error
 }
 
 // ClusterAPI is cluster administration.
 type ClusterAPI interface {
-	Metadata(ctx context.Context) (*client.Metadata, error)
-	Brokers(ctx context.Context) ([]client.BrokerInfo, error)
-	BrokerInfo(ctx context.Context, id int32) (*client.BrokerInfo, error)
-	SafeToRestart(ctx context.Context, id int32) (*client.SafeToRestart, error)
+	Metadata(ctx context.Context) (*api.Metadata, error)
+	Brokers(ctx context.Context) ([]api.BrokerInfo, error)
+	BrokerInfo(ctx context.Context, id int32) (*api.BrokerInfo, error)
+	SafeToRestart(ctx context.Context, id int32) (*api.SafeToRestart, error)
 	Drain(ctx context.Context, id int32) (remaining int, err error)
 	CancelDrain(ctx context.Context, id int32) error
 	DemoteVoter(ctx context.Context, id int32) error

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/memory"
 )
 
@@ -19,7 +19,7 @@ import (
 // newer clients work with older brokers; a value of the wrong type, a body
 // that is not one JSON object, an empty body and a non-JSON content type are
 // refused with a 4xx naming the problem.
-func (s *Server) decodeBody(r *http.Request, v any) *client.Error {
+func (s *Server) decodeBody(r *http.Request, v any) *api.Error {
 	raw, cerr := s.readBody(r)
 	if cerr != nil {
 		return cerr
@@ -40,26 +40,26 @@ const decodedValueBytes = 128
 // body that would take more than half of the request budget is refused as
 // too large, since it could never be served; otherwise a budget in use by
 // other requests is 503 BROKER_BUSY.
-func (s *Server) chargeDecoding(r *http.Request, raw []byte, shape jsonShape) *client.Error {
+func (s *Server) chargeDecoding(r *http.Request, raw []byte, shape jsonShape) *api.Error {
 	n := int64(shape.values)*decodedValueBytes + int64(len(raw))
 	pool := s.b.Memory().Requests
 	if n > pool.Size()/2 {
-		return client.Errorf(client.CodeBodyTooLarge, "the request body holds %d JSON values, which would take %d bytes to decode; at most %d may be (half of queued.max.request.bytes)",
+		return api.Errorf(api.CodeBodyTooLarge, "the request body holds %d JSON values, which would take %d bytes to decode; at most %d may be (half of queued.max.request.bytes)",
 			shape.values, n, pool.Size()/2)
 	}
 	if err := memory.AccountFrom(r.Context()).Charge(pool, n); err != nil {
-		e, _ := broker.ClientError(err)
+		e, _ := broker.AsAPIError(err)
 		return e
 	}
 	return nil
 }
 
-func decodeJSON(raw []byte, v any) *client.Error {
+func decodeJSON(raw []byte, v any) *api.Error {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return client.Errorf(client.CodeInvalidJSON, "request body is empty; expected a JSON object")
+		return api.Errorf(api.CodeInvalidJSON, "request body is empty; expected a JSON object")
 	}
 	if t := firstByte(raw); t != '{' {
-		return client.Errorf(client.CodeInvalidJSON, "request body must be a JSON object")
+		return api.Errorf(api.CodeInvalidJSON, "request body must be a JSON object")
 	}
 	// Unmarshal also refuses data after the object, as a syntax error.
 	if err := json.Unmarshal(raw, v); err != nil {
@@ -76,25 +76,25 @@ func firstByte(b []byte) byte {
 	return b[0]
 }
 
-func jsonError(err error) *client.Error {
+func jsonError(err error) *api.Error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	var fieldErr *fieldError
 	switch {
 	case errors.As(err, &fieldErr):
-		return client.Errorf(client.CodeInvalidJSON, "field %q: %s", fieldErr.field, fieldErr.msg)
+		return api.Errorf(api.CodeInvalidJSON, "field %q: %s", fieldErr.field, fieldErr.msg)
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
 			field = "(body)"
 		}
-		return client.Errorf(client.CodeInvalidJSON, "field %q: expected %s, got JSON %s", field, typeName(typeErr), typeErr.Value)
+		return api.Errorf(api.CodeInvalidJSON, "field %q: expected %s, got JSON %s", field, typeName(typeErr), typeErr.Value)
 	case errors.As(err, &syntaxErr):
-		return client.Errorf(client.CodeInvalidJSON, "malformed JSON at byte %d: %v", syntaxErr.Offset, err)
+		return api.Errorf(api.CodeInvalidJSON, "malformed JSON at byte %d: %v", syntaxErr.Offset, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return client.Errorf(client.CodeInvalidJSON, "malformed JSON: unexpected end of body")
+		return api.Errorf(api.CodeInvalidJSON, "malformed JSON: unexpected end of body")
 	}
-	return client.Errorf(client.CodeInvalidJSON, "malformed JSON: %v", err)
+	return api.Errorf(api.CodeInvalidJSON, "malformed JSON: %v", err)
 }
 
 func typeName(e *json.UnmarshalTypeError) string {
@@ -143,22 +143,30 @@ func jsonContentType(ct string) bool {
 // handler can parse everything and check once.
 type query struct {
 	r   *http.Request
-	err *client.Error
+	err *api.Error
 }
 
 func newQuery(r *http.Request) *query { return &query{r: r} }
 
-func (q *query) setErr(e *client.Error) {
+func (q *query) setErr(e *api.Error) {
 	if q.err == nil {
 		q.err = e
 	}
+}
+
+// error is the first problem, or nil.
+func (q *query) error() error {
+	if q.err == nil {
+		return nil
+	}
+	return q.err
 }
 
 // str returns a required (trimmed, non-empty) parameter.
 func (q *query) str(name string) string {
 	v := strings.TrimSpace(q.r.URL.Query().Get(name))
 	if v == "" {
-		q.setErr(client.Errorf(client.CodeMissingField, "query parameter %q is required", name))
+		q.setErr(api.Errorf(api.CodeMissingField, "query parameter %q is required", name))
 	}
 	return v
 }
@@ -178,18 +186,18 @@ func (q *query) int(name string, lo, hi int64, def *int64) int64 {
 	v, ok := q.opt(name)
 	if !ok || v == "" {
 		if def == nil {
-			q.setErr(client.Errorf(client.CodeMissingField, "query parameter %q is required", name))
+			q.setErr(api.Errorf(api.CodeMissingField, "query parameter %q is required", name))
 			return 0
 		}
 		return *def
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		q.setErr(client.Errorf(client.CodeInvalidArgument, "query parameter %q must be an integer, got %q", name, v))
+		q.setErr(api.Errorf(api.CodeInvalidArgument, "query parameter %q must be an integer, got %q", name, v))
 		return 0
 	}
 	if n < lo || n > hi {
-		q.setErr(client.Errorf(client.CodeInvalidArgument, "query parameter %q must be between %d and %d, got %d", name, lo, hi, n))
+		q.setErr(api.Errorf(api.CodeInvalidArgument, "query parameter %q must be between %d and %d, got %d", name, lo, hi, n))
 		return 0
 	}
 	return n
@@ -198,10 +206,10 @@ func (q *query) int(name string, lo, hi int64, def *int64) int64 {
 func ptr[T any](v T) *T { return &v }
 
 // required reports a missing or blank JSON field.
-func required(field string) *client.Error {
-	return client.Errorf(client.CodeMissingField, "field %q is required", field)
+func required(field string) *api.Error {
+	return api.Errorf(api.CodeMissingField, "field %q is required", field)
 }
 
-func invalid(format string, args ...any) *client.Error {
-	return client.Errorf(client.CodeInvalidArgument, format, args...)
+func invalid(format string, args ...any) *api.Error {
+	return api.Errorf(api.CodeInvalidArgument, format, args...)
 }

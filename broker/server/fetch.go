@@ -6,8 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
+)
+
+// Encodings of keys, values and header values in produce bodies and fetch
+// replies.
+const (
+	encodingUTF8   = "utf8"
+	encodingBase64 = "base64"
 )
 
 // Fetch limits: defaults and the largest values a request may ask for.
@@ -21,7 +27,7 @@ const (
 
 func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	args := broker.FetchArgs{
+	args := api.FetchRequest{
 		Topic:      q.str("topic"),
 		Partition:  int32(q.int("partition", 0, math.MaxInt32, nil)),
 		Offset:     q.int("offset", 0, math.MaxInt64, ptr[int64](-1)),
@@ -32,11 +38,11 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
 	b64 := false
 	if enc, ok := q.opt("encoding"); ok {
 		switch strings.ToLower(enc) {
-		case client.EncodingUTF8, "utf-8", "":
-		case client.EncodingBase64:
+		case encodingUTF8, "utf-8", "":
+		case encodingBase64:
 			b64 = true
 		default:
-			q.setErr(invalid("query parameter \"encoding\" must be %q or %q, got %q", client.EncodingUTF8, client.EncodingBase64, enc))
+			q.setErr(invalid("query parameter \"encoding\" must be %q or %q, got %q", encodingUTF8, encodingBase64, enc))
 		}
 	}
 	if q.err != nil {

@@ -6,14 +6,13 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/storage"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // The fetch reply is written by hand rather than with encoding/json: it is
 // the broker's hottest reply, and appending into a pooled buffer is several
 // times faster than reflecting over a slice of records. The output is the
-// JSON shape of client.FetchResponse.
+// JSON shape of GET /fetch in docs/api.md.
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
@@ -27,7 +26,7 @@ func putBuf(b *[]byte) {
 
 // appendFetchResponse appends the JSON reply for res and returns it with the
 // number of key, value and header bytes it carries.
-func appendFetchResponse(b []byte, res *broker.FetchResult, b64 bool) ([]byte, int) {
+func appendFetchResponse(b []byte, res *api.FetchResult, b64 bool) ([]byte, int) {
 	payload := 0
 	b = append(b, `{"topic":`...)
 	b = appendString(b, res.Topic)
@@ -52,7 +51,7 @@ func appendFetchResponse(b []byte, res *broker.FetchResult, b64 bool) ([]byte, i
 	return b, payload
 }
 
-func appendRecord(b []byte, r *storage.Record, b64 bool) ([]byte, int) {
+func appendRecord(b []byte, r *api.Record, b64 bool) ([]byte, int) {
 	n := len(r.Key) + len(r.Value)
 	if !b64 {
 		b64 = !utf8.Valid(r.Value) || (r.Key != nil && !utf8.Valid(r.Key))

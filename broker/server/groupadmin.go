@@ -4,154 +4,124 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
+
+// Group administration: list, describe, configure, reset and delete.
+
+func (s *Server) groupAdminRoutes() {
+	s.handle("GET /groups", "list_groups", kindAdmin, endpoint(s, none, withoutRequest(s.b.ListGroups),
+		ok(func(_ struct{}, gl api.GroupList) any { gl.Groups = nonNil(gl.Groups); return gl })))
+	s.handle("GET /groups/{group}", "describe_group", kindAdmin, endpoint(s, readDescribeGroup, s.b.DescribeGroup, result))
+	s.handle("DELETE /groups/{group}", "delete_group", kindAdmin, endpoint(s, readDeleteGroup, noResult(s.b.DeleteGroup),
+		ok(func(req api.DeleteGroupRequest, _ struct{}) any { return withStatus{"deleted", req} })))
+	s.handle("PUT /groups/{group}/config", "set_group_config", kindAdmin, endpoint(s, fromBody[api.GroupConfig, groupConfigBody], s.b.SetGroupConfig, result))
+	s.handle("POST /groups/{group}/reset-offsets", "reset_offsets", kindAdmin, endpoint(s, fromBody[api.ResetOffsetsRequest, resetBody], s.b.ResetOffsets,
+		ok(func(req api.ResetOffsetsRequest, offs []api.PartitionOffset) any {
+			return struct {
+				Group   string                `json:"group"`
+				Offsets []api.PartitionOffset `json:"offsets"`
+			}{req.Group, nonNil(offs)}
+		})))
+}
 
 // Assignment strategies a group may use.
 var strategies = []string{"range", "roundrobin"}
 
-func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
-	gl, err := s.b.ListGroups(r.Context())
+func readDescribeGroup(_ *Server, r *http.Request) (api.DescribeGroupRequest, error) {
+	g, err := groupName(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return api.DescribeGroupRequest{}, err
 	}
-	gl.Groups = nonNil(gl.Groups)
-	writeJSON(w, http.StatusOK, gl)
-}
-
-func (s *Server) describeGroup(w http.ResponseWriter, r *http.Request) {
-	g, ok := s.groupName(w, r)
-	if !ok {
-		return
-	}
-	var topics []string
+	req := api.DescribeGroupRequest{Group: g}
 	if v, ok := newQuery(r).opt("topics"); ok {
 		for _, t := range strings.Split(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
-				topics = append(topics, t)
+				req.Topics = append(req.Topics, t)
 			}
 		}
 	}
-	d, err := s.b.DescribeGroup(r.Context(), g, topics)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	return req, nil
 }
 
-func (s *Server) setGroupConfig(w http.ResponseWriter, r *http.Request) {
-	g, ok := s.groupName(w, r)
-	if !ok {
-		return
+func readDeleteGroup(_ *Server, r *http.Request) (api.DeleteGroupRequest, error) {
+	g, err := groupName(r)
+	return api.DeleteGroupRequest{Group: g}, err
+}
+
+type groupConfigBody struct {
+	groupInPath
+	SessionTimeoutMs   *int64  `json:"session_timeout_ms"`
+	AssignmentStrategy *string `json:"assignment_strategy"`
+}
+
+func (b *groupConfigBody) request(r *http.Request) (api.GroupConfig, error) {
+	g, err := groupName(r)
+	if err != nil {
+		return api.GroupConfig{}, err
 	}
-	var body struct {
-		SessionTimeoutMs   *int64  `json:"session_timeout_ms"`
-		AssignmentStrategy *string `json:"assignment_strategy"`
+	if b.SessionTimeoutMs == nil && b.AssignmentStrategy == nil {
+		return api.GroupConfig{}, api.Errorf(api.CodeMissingField, "send session_timeout_ms, assignment_strategy or both")
 	}
-	if err := s.decodeBody(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if body.SessionTimeoutMs == nil && body.AssignmentStrategy == nil {
-		s.fail(w, r, client.CodeMissingField, "send session_timeout_ms, assignment_strategy or both")
-		return
-	}
-	var cfg client.GroupConfig
-	if body.SessionTimeoutMs != nil {
-		if *body.SessionTimeoutMs < 1 || *body.SessionTimeoutMs > maxTimeoutMs {
-			s.fail(w, r, client.CodeInvalidArgument, "session_timeout_ms must be between 1 and %d, got %d", int64(maxTimeoutMs), *body.SessionTimeoutMs)
-			return
+	cfg := api.GroupConfig{Group: g}
+	if b.SessionTimeoutMs != nil {
+		if *b.SessionTimeoutMs < 1 || *b.SessionTimeoutMs > maxTimeoutMs {
+			return cfg, api.Errorf(api.CodeInvalidArgument, "session_timeout_ms must be between 1 and %d, got %d", int64(maxTimeoutMs), *b.SessionTimeoutMs)
 		}
-		cfg.SessionTimeoutMs = *body.SessionTimeoutMs
+		cfg.SessionTimeoutMs = *b.SessionTimeoutMs
 	}
-	if body.AssignmentStrategy != nil {
-		st := strings.ToLower(strings.TrimSpace(*body.AssignmentStrategy))
+	if b.AssignmentStrategy != nil {
+		st := strings.ToLower(strings.TrimSpace(*b.AssignmentStrategy))
 		if st != strategies[0] && st != strategies[1] {
-			s.fail(w, r, client.CodeInvalidArgument, "assignment_strategy must be \"range\" or \"roundrobin\", got %q", *body.AssignmentStrategy)
-			return
+			return cfg, api.Errorf(api.CodeInvalidArgument, "assignment_strategy must be \"range\" or \"roundrobin\", got %q", *b.AssignmentStrategy)
 		}
 		cfg.AssignmentStrategy = st
 	}
-	out, err := s.b.SetGroupConfig(r.Context(), g, cfg)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	return cfg, nil
 }
 
-func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
-	g, ok := s.groupName(w, r)
-	if !ok {
-		return
+type resetBody struct {
+	groupInPath
+	To        *string   `json:"to"`
+	Offset    *int64    `json:"offset"`
+	Timestamp *int64    `json:"timestamp"`
+	Topics    *[]string `json:"topics"`
+}
+
+func (b *resetBody) request(r *http.Request) (api.ResetOffsetsRequest, error) {
+	g, err := groupName(r)
+	if err != nil {
+		return api.ResetOffsetsRequest{}, err
 	}
-	var body struct {
-		To        *string   `json:"to"`
-		Offset    *int64    `json:"offset"`
-		Timestamp *int64    `json:"timestamp"`
-		Topics    *[]string `json:"topics"`
-	}
-	if err := s.decodeBody(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	req := client.ResetOffsetsRequest{To: strings.ToLower(trimmed(body.To)), Offset: body.Offset, Timestamp: body.Timestamp}
+	req := api.ResetOffsetsRequest{Group: g, To: strings.ToLower(trimmed(b.To)), Offset: b.Offset, Timestamp: b.Timestamp}
 	switch req.To {
 	case "":
-		s.writeError(w, r, required("to"))
-		return
-	case client.ResetEarliest, client.ResetLatest:
-	case client.ResetOffset:
-		if body.Offset == nil {
-			s.writeError(w, r, required("offset"))
-			return
+		return req, required("to")
+	case api.ResetEarliest, api.ResetLatest:
+	case api.ResetOffset:
+		if b.Offset == nil {
+			return req, required("offset")
 		}
-		if *body.Offset < 0 {
-			s.fail(w, r, client.CodeInvalidArgument, "offset must be at least 0, got %d", *body.Offset)
-			return
+		if *b.Offset < 0 {
+			return req, api.Errorf(api.CodeInvalidArgument, "offset must be at least 0, got %d", *b.Offset)
 		}
-	case client.ResetTimestamp:
-		if body.Timestamp == nil {
-			s.writeError(w, r, required("timestamp"))
-			return
+	case api.ResetTimestamp:
+		if b.Timestamp == nil {
+			return req, required("timestamp")
 		}
-		if *body.Timestamp < 0 {
-			s.fail(w, r, client.CodeInvalidArgument, "timestamp must be Unix milliseconds, got %d", *body.Timestamp)
-			return
+		if *b.Timestamp < 0 {
+			return req, api.Errorf(api.CodeInvalidArgument, "timestamp must be Unix milliseconds, got %d", *b.Timestamp)
 		}
 	default:
-		s.fail(w, r, client.CodeInvalidArgument, "to must be earliest, latest, offset or timestamp, got %q", req.To)
-		return
+		return req, api.Errorf(api.CodeInvalidArgument, "to must be earliest, latest, offset or timestamp, got %q", req.To)
 	}
-	var topics []string
-	if body.Topics != nil {
-		topics = *body.Topics
-	}
-	for i, t := range topics {
-		if t = strings.TrimSpace(t); t == "" {
-			s.fail(w, r, client.CodeInvalidArgument, "topics[%d] is empty", i)
-			return
+	if b.Topics != nil {
+		for i, t := range *b.Topics {
+			if t = strings.TrimSpace(t); t == "" {
+				return req, api.Errorf(api.CodeInvalidArgument, "topics[%d] is empty", i)
+			}
+			req.Topics = append(req.Topics, t)
 		}
-		req.Topics = append(req.Topics, t)
 	}
-	offs, err := s.b.ResetOffsets(r.Context(), g, req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, client.ResetOffsetsResponse{Group: g, Offsets: nonNil(offs)})
-}
-
-func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) {
-	g, ok := s.groupName(w, r)
-	if !ok {
-		return
-	}
-	if err := s.b.DeleteGroup(r.Context(), g); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, client.GroupStatus{Status: "deleted", Group: g})
+	return req, nil
 }

@@ -188,7 +188,7 @@ func startNode(t testing.TB, o nodeOptions) *node {
 	public := server.New(b, server.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes, BodyTimeout: s.ClientIOTimeout})
 	counter := &requestCounter{next: public}
 	srv := serveOn(ln, counter)
-	peerSrv := serveOn(peerLn, &requestCounter{next: b.PeerHandler(public), state: counter.shared()})
+	peerSrv := serveOn(peerLn, &requestCounter{next: b.PeerHandler(), state: counter.shared()})
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &node{t: t, requests: counter, b: b, srv: srv, peerSrv: peerSrv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}),
 		cfg: cfg, ln: ln.Addr().String()}

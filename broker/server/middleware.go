@@ -10,7 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // statusRecorder remembers what a handler answered, for logs and metrics,
@@ -75,9 +75,7 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // ServeHTTP is the middleware chain: recover, body limit and deadline,
 // routing (with JSON 404/405), the request's memory account, the wait for
-// the broker's metadata, then metrics and the request log. The same chain
-// serves client requests other brokers proxy here, which arrive on the
-// peer listener already marked forwarded (broker.PeerHandler).
+// the broker's metadata, then metrics and the request log.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rec := &statusRecorder{ResponseWriter: w, writeTimeout: s.opts.BodyTimeout}
@@ -95,8 +93,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			if rec.status == 0 {
 				writeJSON(rec, http.StatusInternalServerError,
-					client.Errorf(client.CodeInternal, "internal error").Body())
-				rec.code = client.CodeInternal
+					api.Errorf(api.CodeInternal, "internal error").Body())
+				rec.code = api.CodeInternal
 			}
 		}
 		s.observe(r, route, rec, s.now().Sub(start))
@@ -131,11 +129,11 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request, h http.Handler
 	}
 	switch probe.status {
 	case http.StatusMethodNotAllowed:
-		s.fail(w, r, client.CodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path)
+		s.fail(w, r, api.CodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path)
 	case http.StatusMovedPermanently, http.StatusPermanentRedirect, http.StatusTemporaryRedirect:
-		s.fail(w, r, client.CodeNotFound, "no such endpoint: %s (try %s)", r.URL.Path, probe.header.Get("Location"))
+		s.fail(w, r, api.CodeNotFound, "no such endpoint: %s (try %s)", r.URL.Path, probe.header.Get("Location"))
 	default:
-		s.fail(w, r, client.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+		s.fail(w, r, api.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 	}
 }
 
@@ -172,7 +170,7 @@ func (s *Server) observe(r *http.Request, rt *route, rec *statusRecorder, d time
 		s.metrics.unrouted.Inc()
 	}
 	s.metrics.bytesOut.Add(float64(rec.bytes))
-	if rec.code == client.CodeBrokerBusy {
+	if rec.code == api.CodeBrokerBusy {
 		// A flood is refused by the thousand: one line each would let it
 		// fill the disk too. kairo_memory_pool_refused_total counts them.
 		if s.log.Enabled(r.Context(), slog.LevelDebug) {

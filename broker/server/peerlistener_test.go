@@ -24,7 +24,7 @@ func TestPeerListenerNeedsTheClusterSecret(t *testing.T) {
 	calls := []struct{ path, body string }{
 		{"/internal/controller/delete-topic", `{"name":"orders"}`},
 		{"/internal/replica/fetch", `{"topic":"orders","partition":0,"replica_id":0,"leader_epoch":0,"fetch_offset":0,"max_bytes":1024}`},
-		{"/internal/forward/produce", `{"topic":"orders","partition":0,"message":"injected"}`},
+		{"/internal/core/produce", `{"topic":"orders","records":[{"partition":0,"value":"aW5qZWN0ZWQ="}],"acks":1}`},
 	}
 	for _, auth := range []string{"", "Bearer not-the-cluster-secret", "Bearer " + peer.GenerateSecret().Reveal(), testSecret.Reveal()} {
 		for _, c := range calls {
@@ -69,7 +69,7 @@ func TestPeerListenerNeedsTheClusterSecret(t *testing.T) {
 		if resp.StatusCode != want.status || body.Code != want.code {
 			t.Errorf("%s with the secret: %d %+v", c.path, resp.StatusCode, body)
 		}
-		if c.path == "/internal/forward/produce" {
+		if c.path == "/internal/core/produce" {
 			r := n.expect(t, "GET", "/fetch?topic=orders&partition=0", "", 200)
 			if recs := r["records"].([]any); len(recs) != 2 {
 				t.Fatalf("proxied produce: %v", r)

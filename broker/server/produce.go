@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
-	"github.com/kairolog/kairolog/broker/storage"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // maxProduceTimeout bounds timeout_ms of an acks=all produce.
@@ -58,7 +56,7 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
 }
 
 // countProduced adds the stored records to the produce metrics.
-func (s *Server) countProduced(records []broker.ProduceRecord, positions []broker.Position) {
+func (s *Server) countProduced(records []api.ProduceRecord, positions []api.Position) {
 	var recs, n int
 	for i := range positions {
 		if !positions[i].Stored() {
@@ -86,13 +84,13 @@ func (s *Server) countProduced(records []broker.ProduceRecord, positions []broke
 // records were stored and others not; a single-record request gets its
 // "partition", and its "offset" when it is stored all the same. The status
 // and top-level code are those of the error Produce chose.
-func (s *Server) produceFailure(r *http.Request, topic string, positions []broker.Position, batch bool, err error) error {
+func (s *Server) produceFailure(r *http.Request, topic string, positions []api.Position, batch bool, err error) error {
 	if positions == nil {
 		return err
 	}
 	e := s.clientError(r, err)
 	out := *e
-	o := &client.ProduceOutcome{Topic: topic}
+	o := &api.ProduceOutcome{Topic: topic}
 	out.Produce = o
 	if !batch {
 		p := positions[0]
@@ -102,12 +100,12 @@ func (s *Server) produceFailure(r *http.Request, topic string, positions []broke
 		}
 		return &out
 	}
-	o.Records = make([]client.RecordPosition, len(positions))
+	o.Records = make([]api.RecordPosition, len(positions))
 	stored, missing := false, false
 	var lastErr error // the records of one partition share its error
-	var last *client.Error
+	var last *api.Error
 	for i, p := range positions {
-		rec := client.RecordPosition{Partition: p.Partition, Offset: -1}
+		rec := api.RecordPosition{Partition: p.Partition, Offset: -1}
 		if p.Stored() {
 			rec.Offset = p.Offset
 			stored = true
@@ -128,7 +126,7 @@ func (s *Server) produceFailure(r *http.Request, topic string, positions []broke
 
 // appendProduceResponse writes the JSON of client.ProduceResponse by hand:
 // produce is the hottest request and its reply is tiny.
-func appendProduceResponse(b []byte, topic string, positions []broker.Position, batch bool) []byte {
+func appendProduceResponse(b []byte, topic string, positions []api.Position, batch bool) []byte {
 	b = append(b, `{"status":"stored","topic":`...)
 	b = appendString(b, topic)
 	if !batch {
@@ -159,7 +157,7 @@ const maxProduceRecords = 100_000
 // decodeProduce reads a produce body, counts its records and charges what
 // decoding them takes, then decodes it, trying the reflection-free parser
 // for the common shapes first.
-func (s *Server) decodeProduce(r *http.Request) (produceBody, *client.Error) {
+func (s *Server) decodeProduce(r *http.Request) (produceBody, *api.Error) {
 	var body produceBody
 	raw, cerr := s.readBody(r)
 	if cerr != nil {
@@ -167,7 +165,7 @@ func (s *Server) decodeProduce(r *http.Request) (produceBody, *client.Error) {
 	}
 	shape := scanShape(raw)
 	if shape.records > maxProduceRecords {
-		return body, client.Errorf(client.CodeBodyTooLarge, "the request carries %d records; a produce request carries at most %d", shape.records, maxProduceRecords)
+		return body, api.Errorf(api.CodeBodyTooLarge, "the request carries %d records; a produce request carries at most %d", shape.records, maxProduceRecords)
 	}
 	if cerr := s.chargeDecoding(r, raw, shape); cerr != nil {
 		return body, cerr
@@ -180,16 +178,16 @@ func (s *Server) decodeProduce(r *http.Request) (produceBody, *client.Error) {
 
 // toArgs checks the request's shape and decodes its records. batch reports a
 // request that used "records".
-func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client.Error) {
+func (b *produceBody) toArgs() (args api.ProduceRequest, batch bool, err *api.Error) {
 	if b.Topic == nil || strings.TrimSpace(*b.Topic) == "" {
 		return args, false, required("topic")
 	}
 	// Clone: the fast parser's strings share the request body, and the
 	// topic name may be kept (the round-robin counters are keyed by it).
 	args.Topic = strings.Clone(strings.TrimSpace(*b.Topic))
-	args.Acks = broker.AcksLeader
+	args.Acks = api.AcksLeader
 	if b.Acks.all {
-		args.Acks = broker.AcksAll
+		args.Acks = api.AcksAll
 	}
 	if b.TimeoutMs != nil {
 		if *b.TimeoutMs < 0 || *b.TimeoutMs > maxProduceTimeout.Milliseconds() {
@@ -200,11 +198,11 @@ func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client
 	b64 := false
 	if b.Encoding != nil {
 		switch strings.ToLower(*b.Encoding) {
-		case client.EncodingUTF8, "utf-8", "":
-		case client.EncodingBase64:
+		case encodingUTF8, "utf-8", "":
+		case encodingBase64:
 			b64 = true
 		default:
-			return args, false, invalid("encoding must be %q or %q, got %q", client.EncodingUTF8, client.EncodingBase64, *b.Encoding)
+			return args, false, invalid("encoding must be %q or %q, got %q", encodingUTF8, encodingBase64, *b.Encoding)
 		}
 	}
 	if b.Records == nil {
@@ -212,7 +210,7 @@ func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client
 		if err != nil {
 			return args, false, err
 		}
-		args.Records = []broker.ProduceRecord{rec}
+		args.Records = []api.ProduceRecord{rec}
 		return args, false, nil
 	}
 	if b.Key != nil || b.Message != nil || b.Value != nil || b.Headers != nil || b.Timestamp != nil {
@@ -221,7 +219,7 @@ func (b *produceBody) toArgs() (args broker.ProduceArgs, batch bool, err *client
 	if len(*b.Records) == 0 {
 		return args, true, invalid("\"records\" is empty")
 	}
-	args.Records = make([]broker.ProduceRecord, len(*b.Records))
+	args.Records = make([]api.ProduceRecord, len(*b.Records))
 	for i := range *b.Records {
 		rec, err := (*b.Records)[i].toRecord(i, b.Partition, b64, true)
 		if err != nil {
@@ -237,8 +235,8 @@ func recordField(i int) string { return "records[" + int64Text(int64(i)) + "]." 
 // toRecord decodes one record; index is its place in "records" (-1 for a
 // single-record request), named in error messages, and defPartition is the
 // request's partition.
-func (p *produceRecordBody) toRecord(index int, defPartition *int32, b64, inBatch bool) (broker.ProduceRecord, *client.Error) {
-	rec := broker.ProduceRecord{Partition: broker.AnyPartition}
+func (p *produceRecordBody) toRecord(index int, defPartition *int32, b64, inBatch bool) (api.ProduceRecord, *api.Error) {
+	rec := api.ProduceRecord{Partition: api.AnyPartition}
 	prefix := ""
 	if index >= 0 && (b64 || !p.wellFormed(defPartition)) {
 		prefix = recordField(index) // only built when it may be needed
@@ -261,9 +259,9 @@ func (p *produceRecordBody) toRecord(index int, defPartition *int32, b64, inBatc
 		value = p.Value
 	}
 	if value == nil {
-		return rec, client.Errorf(client.CodeMissingField, "field %q is required", prefix+"message")
+		return rec, api.Errorf(api.CodeMissingField, "field %q is required", prefix+"message")
 	}
-	var err *client.Error
+	var err *api.Error
 	if rec.Value, err = decodeBytes(prefix+"message", *value, b64); err != nil {
 		return rec, err
 	}
@@ -276,13 +274,13 @@ func (p *produceRecordBody) toRecord(index int, defPartition *int32, b64, inBatc
 		}
 	}
 	if len(p.Headers) > 0 {
-		rec.Headers = make([]storage.Header, 0, len(p.Headers))
+		rec.Headers = make([]api.Header, 0, len(p.Headers))
 		for k, v := range p.Headers {
 			hv, err := decodeBytes(prefix+"headers."+k, v, b64)
 			if err != nil {
 				return rec, err
 			}
-			rec.Headers = append(rec.Headers, storage.Header{Key: k, Value: hv})
+			rec.Headers = append(rec.Headers, api.Header{Key: k, Value: hv})
 		}
 		sortHeaders(rec.Headers)
 	}
@@ -303,7 +301,7 @@ func (p *produceRecordBody) wellFormed(defPartition *int32) bool {
 		(p.Timestamp == nil || (*p.Timestamp >= 0 && *p.Timestamp <= math.MaxInt64/2))
 }
 
-func decodeBytes(field, s string, b64 bool) ([]byte, *client.Error) {
+func decodeBytes(field, s string, b64 bool) ([]byte, *api.Error) {
 	if !b64 {
 		return []byte(s), nil
 	}
@@ -316,7 +314,7 @@ func decodeBytes(field, s string, b64 bool) ([]byte, *client.Error) {
 
 // sortHeaders orders headers by key so a record's bytes do not depend on Go's
 // map iteration order.
-func sortHeaders(h []storage.Header) {
+func sortHeaders(h []api.Header) {
 	for i := 1; i < len(h); i++ {
 		for j := i; j > 0 && h[j].Key < h[j-1].Key; j-- {
 			h[j], h[j-1] = h[j-1], h[j]

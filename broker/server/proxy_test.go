@@ -113,7 +113,9 @@ func TestProxying(t *testing.T) {
 		for i, nd := range nodes {
 			leader := desc["partitions"].([]any)[p].(map[string]any)["leader"].(float64)
 			path := fmt.Sprintf("/fetch?topic=orders&partition=%d&offset=0", p)
-			req, _ := http.NewRequest("GET", peer.ForwardURL(nd.cfg.PeerAdvertise)+path, nil)
+			req, _ := http.NewRequest("POST", "http://"+nd.cfg.PeerAdvertise+peer.PathPrefix+"core/fetch",
+				strings.NewReader(fmt.Sprintf(`{"topic":"orders","partition":%d,"offset":0}`, p)))
+			req.Header.Set(peer.HeaderForwarded, "1")
 			resp, err := peers.Do(req)
 			if err != nil {
 				t.Fatal(err)

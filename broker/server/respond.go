@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // writeJSON answers status with v as JSON.
@@ -42,13 +42,13 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 }
 
 // writeError answers err with the code the broker gives it
-// (broker.ClientError); an error it has no code for is a bug, logged and
+// (broker.AsAPIError); an error it has no code for is a bug, logged and
 // answered with 500 INTERNAL.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := s.clientError(r, err)
 	status := e.Status
 	if status == 0 {
-		status = client.StatusForCode(e.Code)
+		status = api.StatusForCode(e.Code)
 	}
 	if e.RetryAfterMs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt((e.RetryAfterMs+999)/1000, 10))
@@ -59,18 +59,18 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, e.Body())
 }
 
-// clientError is the *client.Error err is answered with: the code the
-// broker gives it (broker.ClientError), and for an error it has no code
+// clientError is the *api.Error err is answered with: the code the
+// broker gives it (broker.AsAPIError), and for an error it has no code
 // for (only a bug) an INTERNAL error, logged with its cause.
-func (s *Server) clientError(r *http.Request, err error) *client.Error {
-	e, ok := broker.ClientError(err)
+func (s *Server) clientError(r *http.Request, err error) *api.Error {
+	e, ok := broker.AsAPIError(err)
 	if !ok {
 		s.log.Error("Request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		e = client.Errorf(client.CodeInternal, "internal error: %v", err)
+		e = api.Errorf(api.CodeInternal, "internal error: %v", err)
 	}
 	return e
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code, format string, args ...any) {
-	s.writeError(w, r, client.Errorf(code, format, args...))
+	s.writeError(w, r, api.Errorf(code, format, args...))
 }

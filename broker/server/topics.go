@@ -1,12 +1,40 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
-	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
+
+func (s *Server) topicRoutes() {
+	s.handle("POST /topics", "create_topic", kindAdmin, endpoint(s, fromBody[api.CreateTopicRequest, createTopicBody], s.b.CreateTopic,
+		func(_ api.CreateTopicRequest, res *api.CreateTopicResult) (int, any) {
+			return http.StatusCreated, withStatus{"created", res}
+		}))
+	s.handle("GET /topics", "list_topics", kindAdmin, endpoint(s, readListTopics, s.b.ListTopics,
+		ok(func(_ bool, topics []string) any { return map[string][]string{"topics": nonNil(topics)} })))
+	s.handle("GET /topics/{name}", "describe_topic", kindAdmin, endpoint(s, pathValue("name"), s.b.DescribeTopic, result))
+	s.handle("DELETE /topics/{name}", "delete_topic", kindAdmin, endpoint(s, pathValue("name"), noResult(s.b.DeleteTopic),
+		ok(func(name string, _ struct{}) any { return withStatus{"deleted", topicName{name}} })))
+	s.handle("POST /topics/{name}/partitions", "add_partitions", kindAdmin, endpoint(s, fromBody[topicPartitions, partitionsBody],
+		noResult(func(ctx context.Context, r topicPartitions) error {
+			return s.b.AddPartitions(ctx, r.Name, r.Partitions)
+		}),
+		ok(func(r topicPartitions, _ struct{}) any { return withStatus{"updated", r} })))
+	s.handle("PUT /topics/{name}/config", "set_topic_config", kindAdmin, endpoint(s, fromBody[api.TopicConfigChange, putConfigBody], s.b.AlterTopicConfig, configReply))
+	s.handle("PATCH /topics/{name}/config", "patch_topic_config", kindAdmin, endpoint(s, fromBody[api.TopicConfigChange, patchConfigBody], s.b.AlterTopicConfig, configReply))
+	s.handle("POST /topics/{name}/replication-factor", "set_replication_factor", kindAdmin, endpoint(s, fromBody[topicReplicas, replicationFactorBody],
+		noResult(func(ctx context.Context, r topicReplicas) error {
+			return s.b.SetReplicationFactor(ctx, r.Name, r.ReplicationFactor)
+		}),
+		ok(func(r topicReplicas, _ struct{}) any { return withStatus{"reassigning", r} })))
+}
+
+type topicName struct {
+	Name string `json:"name"`
+}
 
 type createTopicBody struct {
 	Name              *string   `json:"name"`
@@ -15,164 +43,130 @@ type createTopicBody struct {
 	Config            configMap `json:"config"`
 }
 
-func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) {
-	var body createTopicBody
-	if err := s.decodeBody(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
+func (b *createTopicBody) request(*http.Request) (api.CreateTopicRequest, error) {
+	var req api.CreateTopicRequest
+	if b.Name == nil || strings.TrimSpace(*b.Name) == "" {
+		return req, required("name")
 	}
-	if body.Name == nil || strings.TrimSpace(*body.Name) == "" {
-		s.writeError(w, r, required("name"))
-		return
-	}
-	spec := broker.TopicSpec{Name: strings.TrimSpace(*body.Name)}
-	if body.Partitions != nil {
-		if *body.Partitions < 1 {
-			s.fail(w, r, client.CodeInvalidPartitions, "partitions must be at least 1, got %d", *body.Partitions)
-			return
+	req.Name = strings.TrimSpace(*b.Name)
+	if b.Partitions != nil {
+		if *b.Partitions < 1 {
+			return req, api.Errorf(api.CodeInvalidPartitions, "partitions must be at least 1, got %d", *b.Partitions)
 		}
-		spec.Partitions = *body.Partitions
+		req.Partitions = *b.Partitions
 	}
-	if body.ReplicationFactor != nil {
-		if *body.ReplicationFactor < 1 {
-			s.fail(w, r, client.CodeInvalidReplicationFactor, "replication_factor must be at least 1, got %d", *body.ReplicationFactor)
-			return
+	if b.ReplicationFactor != nil {
+		if *b.ReplicationFactor < 1 {
+			return req, api.Errorf(api.CodeInvalidReplicationFactor, "replication_factor must be at least 1, got %d", *b.ReplicationFactor)
 		}
-		spec.ReplicationFactor = *body.ReplicationFactor
+		req.ReplicationFactor = *b.ReplicationFactor
 	}
-	set, removed := body.Config.values()
+	set, removed := b.Config.values()
 	if len(removed) > 0 {
-		s.fail(w, r, client.CodeInvalidConfig, "config %q has no value", removed[0])
-		return
+		return req, api.Errorf(api.CodeInvalidConfig, "config %q has no value", removed[0])
 	}
 	if len(set) > 0 {
-		spec.Config = set
+		req.Config = set
 	}
-	resp, err := s.b.CreateTopic(r.Context(), spec)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, resp)
+	return req, nil
 }
 
-func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) {
-	internal := false
-	if v, ok := newQuery(r).opt("internal"); ok {
-		switch strings.ToLower(v) {
-		case "true", "1", "yes":
-			internal = true
-		case "false", "0", "no", "":
-		default:
-			s.fail(w, r, client.CodeInvalidArgument, "query parameter \"internal\" must be true or false, got %q", v)
-			return
-		}
+// readListTopics reads ?internal=, which lists internal topics too.
+func readListTopics(_ *Server, r *http.Request) (bool, error) {
+	v, ok := newQuery(r).opt("internal")
+	if !ok {
+		return false, nil
 	}
-	topics, err := s.b.ListTopics(r.Context(), internal)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	switch strings.ToLower(v) {
+	case "true", "1", "yes":
+		return true, nil
+	case "false", "0", "no", "":
+		return false, nil
 	}
-	if topics == nil {
-		topics = []string{}
-	}
-	writeJSON(w, http.StatusOK, client.TopicList{Topics: topics})
+	return false, api.Errorf(api.CodeInvalidArgument, "query parameter \"internal\" must be true or false, got %q", v)
 }
 
-func (s *Server) describeTopic(w http.ResponseWriter, r *http.Request) {
-	d, err := s.b.DescribeTopic(r.Context(), r.PathValue("name"))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+// topicPartitions is a topic's new partition count.
+type topicPartitions struct {
+	Name       string `json:"name"`
+	Partitions int32  `json:"partitions"`
 }
 
-func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	if err := s.b.DeleteTopic(r.Context(), name); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, client.TopicStatus{Status: "deleted", Name: name})
+type partitionsBody struct {
+	Partitions *int32 `json:"partitions"`
 }
 
-func (s *Server) addPartitions(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Partitions *int32 `json:"partitions"`
+func (b *partitionsBody) request(r *http.Request) (topicPartitions, error) {
+	if b.Partitions == nil {
+		return topicPartitions{}, required("partitions")
 	}
-	if err := s.decodeBody(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
+	if *b.Partitions < 1 {
+		return topicPartitions{}, api.Errorf(api.CodeInvalidPartitions, "partitions must be at least 1, got %d", *b.Partitions)
 	}
-	if body.Partitions == nil {
-		s.writeError(w, r, required("partitions"))
-		return
-	}
-	if *body.Partitions < 1 {
-		s.fail(w, r, client.CodeInvalidPartitions, "partitions must be at least 1, got %d", *body.Partitions)
-		return
-	}
-	name := r.PathValue("name")
-	if err := s.b.AddPartitions(r.Context(), name, *body.Partitions); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, client.PartitionsResponse{Status: "updated", Name: name, Partitions: *body.Partitions})
+	return topicPartitions{Name: r.PathValue("name"), Partitions: *b.Partitions}, nil
 }
 
-func (s *Server) putTopicConfig(w http.ResponseWriter, r *http.Request)   { s.topicConfig(w, r, true) }
-func (s *Server) patchTopicConfig(w http.ResponseWriter, r *http.Request) { s.topicConfig(w, r, false) }
+// topicReplicas is a topic's new replication factor.
+type topicReplicas struct {
+	Name              string `json:"name"`
+	ReplicationFactor int16  `json:"replication_factor"`
+}
 
-func (s *Server) topicConfig(w http.ResponseWriter, r *http.Request, replace bool) {
-	var body struct {
-		Config *configMap `json:"config"`
+type replicationFactorBody struct {
+	ReplicationFactor *int16 `json:"replication_factor"`
+}
+
+func (b *replicationFactorBody) request(r *http.Request) (topicReplicas, error) {
+	if b.ReplicationFactor == nil {
+		return topicReplicas{}, required("replication_factor")
 	}
-	if err := s.decodeBody(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
+	if *b.ReplicationFactor < 1 {
+		return topicReplicas{}, api.Errorf(api.CodeInvalidReplicationFactor, "replication_factor must be at least 1, got %d", *b.ReplicationFactor)
 	}
-	if body.Config == nil {
-		s.writeError(w, r, required("config"))
-		return
+	return topicReplicas{Name: r.PathValue("name"), ReplicationFactor: *b.ReplicationFactor}, nil
+}
+
+// putConfigBody replaces a topic's overrides; patchConfigBody changes
+// some (a null value removes one).
+type (
+	putConfigBody   struct{ configBody }
+	patchConfigBody struct{ configBody }
+)
+
+type configBody struct {
+	Config *configMap `json:"config"`
+}
+
+func (b *putConfigBody) request(r *http.Request) (api.TopicConfigChange, error) {
+	return b.change(r, true)
+}
+
+func (b *patchConfigBody) request(r *http.Request) (api.TopicConfigChange, error) {
+	return b.change(r, false)
+}
+
+func (b *configBody) change(r *http.Request, replace bool) (api.TopicConfigChange, error) {
+	if b.Config == nil {
+		return api.TopicConfigChange{}, required("config")
 	}
-	set, remove := body.Config.values()
+	set, remove := b.Config.values()
 	if replace && len(remove) > 0 {
-		s.fail(w, r, client.CodeInvalidConfig, "config %q is null; PUT replaces every override, leave the key out instead", remove[0])
-		return
+		return api.TopicConfigChange{}, api.Errorf(api.CodeInvalidConfig, "config %q is null; PUT replaces every override, leave the key out instead", remove[0])
 	}
-	name := r.PathValue("name")
-	cfg, err := s.b.AlterTopicConfig(r.Context(), name, broker.ConfigChange{Set: set, Remove: remove, Replace: replace})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
+	return api.TopicConfigChange{Topic: r.PathValue("name"), Set: set, Remove: remove, Replace: replace}, nil
+}
+
+func configReply(req api.TopicConfigChange, cfg map[string]string) (int, any) {
 	if cfg == nil {
 		cfg = map[string]string{}
 	}
-	writeJSON(w, http.StatusOK, client.TopicConfigResponse{Status: "updated", Name: name, Config: cfg})
+	return http.StatusOK, withStatus{"updated", struct {
+		Name   string            `json:"name"`
+		Config map[string]string `json:"config"`
+	}{req.Topic, cfg}}
 }
 
-func (s *Server) setReplicationFactor(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		ReplicationFactor *int16 `json:"replication_factor"`
-	}
-	if err := s.decodeBody(r, &body); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if body.ReplicationFactor == nil {
-		s.writeError(w, r, required("replication_factor"))
-		return
-	}
-	if *body.ReplicationFactor < 1 {
-		s.fail(w, r, client.CodeInvalidReplicationFactor, "replication_factor must be at least 1, got %d", *body.ReplicationFactor)
-		return
-	}
-	name := r.PathValue("name")
-	if err := s.b.SetReplicationFactor(r.Context(), name, *body.ReplicationFactor); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, client.ReplicationFactorResponse{Status: "reassigning", Name: name, ReplicationFactor: *body.ReplicationFactor})
+// pathValue reads the path value name as the request.
+func pathValue(name string) func(*Server, *http.Request) (string, error) {
+	return func(_ *Server, r *http.Request) (string, error) { return r.PathValue(name), nil }
 }

@@ -96,7 +96,7 @@ func run(args []string) error {
 	srv := newHTTPServer(log, public)
 	// The peer listener is a plain TCP listener for now; TLS between
 	// brokers wraps it here (tls.NewListener) without touching the handler.
-	peerSrv := newHTTPServer(log, b.PeerHandler(public))
+	peerSrv := newHTTPServer(log, b.PeerHandler())
 	log.Info("Broker starting", "id", cfg.ID, "listen", ln.Addr().String(), "advertised", cfg.HTTPAdvertise,
 		"peer_listen", peerLn.Addr().String(), "peer_advertised", cfg.PeerAdvertise,
 		"raft", cfg.RaftListen, "data", cfg.DataDir, "voters", o.initialVoters)

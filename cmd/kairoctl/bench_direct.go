@@ -7,13 +7,14 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 )
 
 // leaderRouter sends each record straight to the broker that leads its
 // partition, as Kafka clients do, instead of to one broker that proxies
 // most records to their leaders. Keyed records go where the broker's
-// partitioner would put them (client.KeyPartition); the keyless records of
+// partitioner would put them (api.KeyPartition); the keyless records of
 // one request share a partition, the next in turn, as on the broker.
 type leaderRouter struct {
 	leaders []*client.Client // by partition
@@ -56,7 +57,7 @@ func (r *leaderRouter) produce(ctx context.Context, req client.ProduceRequest) e
 		if key == nil {
 			return keyless
 		}
-		return client.KeyPartition([]byte(*key), n)
+		return api.KeyPartition([]byte(*key), n)
 	}
 	if len(req.Records) == 0 {
 		p := pick(req.Key)

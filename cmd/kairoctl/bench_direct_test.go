@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 )
 
@@ -29,7 +30,7 @@ func TestBenchDirectRoutesLikeTheBroker(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range f.Records {
-			if r.Key == nil || client.KeyPartition([]byte(*r.Key), 4) != p {
+			if r.Key == nil || api.KeyPartition([]byte(*r.Key), 4) != p {
 				t.Errorf("record with key %v in partition %d", r.Key, p)
 			}
 		}

@@ -44,7 +44,7 @@ func startBroker(t *testing.T) string {
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
-	peerSrv := httptest.NewUnstartedServer(b.PeerHandler(public))
+	peerSrv := httptest.NewUnstartedServer(b.PeerHandler())
 	peerSrv.Listener.Close()
 	peerSrv.Listener = peerLn
 	peerSrv.Start()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 )
 
@@ -20,7 +21,7 @@ func TestProducePrintsWhichRecordsAreStored(t *testing.T) {
 	keys := map[int32]string{}
 	for i := 0; len(keys) < 2; i++ {
 		k := fmt.Sprintf("key-%d", i)
-		if p := client.KeyPartition([]byte(k), 2); keys[p] == "" {
+		if p := api.KeyPartition([]byte(k), 2); keys[p] == "" {
 			keys[p] = k
 		}
 	}

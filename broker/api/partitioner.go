@@ -1,4 +1,4 @@
-package client
+package api
 
 // KeyPartition is Kafka's default partitioner for a keyed record:
 // toPositive(murmur2(key)) % partitions. The broker places keyed records

@@ -1,4 +1,4 @@
-package client
+package api
 
 import "testing"
 
@@ -32,5 +32,23 @@ func TestMurmur2MatchesKafka(t *testing.T) {
 func TestToPositiveIsKafkas(t *testing.T) {
 	if toPositive(-2147483648) != 0 || toPositive(-1) != 0x7fffffff {
 		t.Error("toPositive must clear the sign bit, as Kafka's Utils.toPositive")
+	}
+}
+
+func TestKeyPartitionIsKafkasDefault(t *testing.T) {
+	// toPositive(-973932308) = 1173551340; 1173551340 % 4 = 0.
+	cases := []struct {
+		key        string
+		partitions int32
+		want       int32
+	}{
+		{"21", 4, int32(1173551340 % 4)},
+		{"foobar", 3, int32((-790332482 & 0x7fffffff) % 3)},
+		{"abc", 10, int32(479470107 % 10)},
+	}
+	for _, c := range cases {
+		if got := KeyPartition([]byte(c.key), c.partitions); got != c.want {
+			t.Errorf("KeyPartition(%q, %d) = %d, want %d", c.key, c.partitions, got, c.want)
+		}
 	}
 }

@@ -1,0 +1,198 @@
+package api
+
+import "time"
+
+// The consumer-group vocabulary: the generation protocol (join, sync,
+// heartbeat, leave, fenced commits), committed offsets and group
+// administration. A request names its group in Group; over HTTP the group
+// is in the path, so the JSON leaves it out when empty.
+
+// NoGeneration is the Generation of an unfenced commit (no member, no
+// generation), as the original POST /offsets/commit and Kafka's
+// standalone consumers send.
+const NoGeneration int32 = -1
+
+// JoinGroupRequest asks to join a group's next generation. An empty
+// MemberID asks the coordinator for a new one. Topics is the member's
+// subscription: the coordinator assigns their partitions with the group's
+// strategy.
+type JoinGroupRequest struct {
+	Group              string   `json:"group,omitempty"`
+	MemberID           string   `json:"member_id"`
+	Topics             []string `json:"topics"`
+	SessionTimeoutMs   int64    `json:"session_timeout_ms,omitempty"`
+	RebalanceTimeoutMs int64    `json:"rebalance_timeout_ms,omitempty"`
+	ClientID           string   `json:"client_id,omitempty"`
+}
+
+// JoinGroupResult is the generation a member joined.
+type JoinGroupResult struct {
+	Group      string         `json:"group"`
+	MemberID   string         `json:"member_id"`
+	Generation int32          `json:"generation"`
+	Leader     string         `json:"leader"`
+	Members    []JoinedMember `json:"members"`
+}
+
+// JoinedMember is a member of a generation and the topics it subscribes to.
+type JoinedMember struct {
+	ID     string   `json:"id"`
+	Topics []string `json:"topics"`
+}
+
+// MemberGeneration names a member of a generation: the request of sync and
+// heartbeat.
+type MemberGeneration struct {
+	Group      string `json:"group,omitempty"`
+	MemberID   string `json:"member_id"`
+	Generation int32  `json:"generation"`
+}
+
+// SyncGroupResult is a member's assignment in its generation.
+type SyncGroupResult struct {
+	Group      string            `json:"group"`
+	MemberID   string            `json:"member_id"`
+	Generation int32             `json:"generation"`
+	Assignment []TopicPartitions `json:"assignment"`
+}
+
+// LeaveGroupRequest takes a member out of its group.
+type LeaveGroupRequest struct {
+	Group    string `json:"group,omitempty"`
+	MemberID string `json:"member_id"`
+}
+
+// TopicPartitions is a topic and some of its partitions.
+type TopicPartitions struct {
+	Topic      string  `json:"topic"`
+	Partitions []int32 `json:"partitions"`
+}
+
+// OffsetCommit is one committed position.
+type OffsetCommit struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Metadata  string `json:"metadata"`
+}
+
+// CommitOffsetsRequest commits offsets for a group, all or none. A member
+// and its generation fence the commit; with MemberID empty and Generation
+// NoGeneration it is unfenced.
+type CommitOffsetsRequest struct {
+	Group      string         `json:"group,omitempty"`
+	MemberID   string         `json:"member_id"`
+	Generation int32          `json:"generation"`
+	Offsets    []OffsetCommit `json:"offsets"`
+}
+
+// OffsetsRequest reads a group's committed offsets: those of Partitions,
+// or every one when Partitions is empty.
+type OffsetsRequest struct {
+	Group      string           `json:"group"`
+	Partitions []TopicPartition `json:"partitions,omitempty"`
+}
+
+// TopicPartition names one partition of one topic.
+type TopicPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// GroupList is every coordinator's groups. Partial is set when some
+// brokers' groups are missing: UnavailableBrokers did not answer, or their
+// group coordinators were still loading.
+type GroupList struct {
+	Groups             []GroupSummary `json:"groups"`
+	Partial            bool           `json:"partial,omitempty"`
+	UnavailableBrokers []int32        `json:"unavailable_brokers,omitempty"`
+}
+
+// GroupSummary is one group of GroupList.
+type GroupSummary struct {
+	Group      string `json:"group"`
+	State      string `json:"state"`
+	Generation int32  `json:"generation"`
+	Members    int    `json:"members"`
+}
+
+// DescribeGroupRequest describes a group; Topics adds every partition of
+// those topics to the offsets, committed or not. WithoutLag leaves the
+// offsets out, and with them the reads of every partition's high
+// watermark from its leader.
+type DescribeGroupRequest struct {
+	Group      string   `json:"group"`
+	Topics     []string `json:"topics,omitempty"`
+	WithoutLag bool     `json:"without_lag,omitempty"`
+}
+
+// DeleteGroupRequest deletes an empty group.
+type DeleteGroupRequest struct {
+	Group string `json:"group"`
+}
+
+// GroupDescription is a group's state, members, committed offsets and lag.
+type GroupDescription struct {
+	Group              string         `json:"group"`
+	State              string         `json:"state"`
+	Generation         int32          `json:"generation"`
+	AssignmentStrategy string         `json:"assignment_strategy"`
+	SessionTimeoutMs   int64          `json:"session_timeout_ms"`
+	Leader             string         `json:"leader"`
+	Members            []GroupMember  `json:"members"`
+	Offsets            []PartitionLag `json:"offsets"`
+	TotalLag           int64          `json:"total_lag"`
+}
+
+// GroupMember is one member of a described group.
+type GroupMember struct {
+	ID         string            `json:"id"`
+	ClientID   string            `json:"client_id"`
+	LastSeen   time.Time         `json:"last_seen"`
+	Topics     []string          `json:"topics"`
+	Assignment []TopicPartitions `json:"assignment"`
+}
+
+// PartitionLag is a partition's committed offset and how far it trails.
+// CommittedOffset is -1 when nothing is committed.
+type PartitionLag struct {
+	Topic           string `json:"topic"`
+	Partition       int32  `json:"partition"`
+	CommittedOffset int64  `json:"committed_offset"`
+	HighWatermark   int64  `json:"high_watermark"`
+	LogEndOffset    int64  `json:"log_end_offset"`
+	Lag             int64  `json:"lag"`
+	Metadata        string `json:"metadata"`
+}
+
+// GroupConfig is a group's own settings; a zero field leaves that setting
+// as it is.
+type GroupConfig struct {
+	Group              string `json:"group,omitempty"`
+	SessionTimeoutMs   int64  `json:"session_timeout_ms,omitempty"`
+	AssignmentStrategy string `json:"assignment_strategy,omitempty"`
+}
+
+// Reset targets of ResetOffsetsRequest.To.
+const (
+	ResetEarliest  = "earliest"
+	ResetLatest    = "latest"
+	ResetOffset    = "offset"
+	ResetTimestamp = "timestamp"
+)
+
+// ResetOffsetsRequest moves an empty group's committed offsets.
+type ResetOffsetsRequest struct {
+	Group     string   `json:"group,omitempty"`
+	To        string   `json:"to"`
+	Offset    *int64   `json:"offset,omitempty"`
+	Timestamp *int64   `json:"timestamp,omitempty"`
+	Topics    []string `json:"topics"`
+}
+
+// PartitionOffset is a partition and an offset.
+type PartitionOffset struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+}
