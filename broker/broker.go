@@ -96,7 +96,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	node, err := cluster.Start(cluster.Config{
 		BrokerID: int(cfg.ID), DataDir: cfg.DataDir, RaftListen: cfg.RaftListen, RaftListener: cfg.RaftListener, RaftAdvertise: raftAdvertise,
-		HTTPAdvertise: cfg.HTTPAdvertise, PeerAdvertise: cfg.PeerAdvertise, Peer: pc,
+		HTTPAdvertise: cfg.HTTPAdvertise, PeerAdvertise: cfg.PeerAdvertise, KafkaAdvertise: cfg.KafkaAdvertise, Peer: pc,
 		Rack: cfg.Rack, InitialVoters: cfg.InitialVoters,
 		JoinAddresses:     cfg.BootstrapServers,
 		HeartbeatInterval: s.BrokerHeartbeatInterval, SessionTimeout: s.BrokerSessionTimeout,

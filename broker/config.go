@@ -27,6 +27,10 @@ type Config struct {
 	// replica fetches, views and proxied client requests. The caller
 	// serves PeerHandler there.
 	PeerAdvertise string
+	// KafkaAdvertise is the host:port Kafka clients reach this broker's
+	// Kafka listener at (--kafka-advertised-address): Kafka's Metadata
+	// names it to every client. Empty: the broker has no Kafka listener.
+	KafkaAdvertise string
 	// PeerSecret is the cluster secret every peer call carries and the
 	// peer listener demands (--peer-secret-file). A broker alone in its
 	// cluster (no other initial voter, nothing to join through) may leave

@@ -97,6 +97,9 @@ type Config struct {
 	// other brokers send it controller operations, replica fetches and
 	// proxied requests (broker/peer).
 	PeerAdvertise string
+	// KafkaAdvertise is the host:port Kafka clients reach this broker's
+	// Kafka listener at, as Kafka's Metadata shows it (empty: none).
+	KafkaAdvertise string
 	// Rack is the broker's rack (zone), used to spread replicas.
 	Rack string
 	// InitialVoters are the brokers that form the quorum at bootstrap.

@@ -46,7 +46,7 @@ func (n *Node) membership() {
 	join := !n.hadState && !n.cfg.initialVoter()
 	registered := false // in this process
 	req := RegisterRequest{ID: n.cfg.BrokerID, HTTPAddress: n.cfg.HTTPAdvertise, PeerAddress: n.cfg.PeerAdvertise,
-		RaftAddress: n.cfg.RaftAdvertise, Rack: n.cfg.Rack, Incarnation: n.incarnation}
+		RaftAddress: n.cfg.RaftAdvertise, KafkaAddress: n.cfg.KafkaAdvertise, Rack: n.cfg.Rack, Incarnation: n.incarnation}
 	for n.ctx.Err() == nil {
 		if n.epoch.Load() == 0 {
 			ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)

@@ -17,8 +17,11 @@ type RegisterRequest struct {
 	HTTPAddress string `json:"http_address"`
 	PeerAddress string `json:"peer_address"`
 	RaftAddress string `json:"raft_address"`
-	Rack        string `json:"rack,omitempty"`
-	Incarnation string `json:"incarnation,omitempty"`
+	// KafkaAddress is where Kafka clients reach the broker's Kafka
+	// listener (empty: it has none).
+	KafkaAddress string `json:"kafka_address,omitempty"`
+	Rack         string `json:"rack,omitempty"`
+	Incarnation  string `json:"incarnation,omitempty"`
 }
 
 // RegisterResponse carries the broker's new registration epoch.
@@ -126,7 +129,7 @@ func (n *Node) register(ctx context.Context, req RegisterRequest) (RegisterRespo
 		return RegisterResponse{}, fmt.Errorf("%w: broker %d is not a member of the metadata quorum", ErrUnknownBroker, req.ID)
 	}
 	reg := &metadata.RegisterBroker{ID: req.ID, HTTPAddress: req.HTTPAddress, PeerAddress: req.PeerAddress,
-		RaftAddress: req.RaftAddress, Rack: req.Rack, Voter: s.Suffrage == raft.Voter, Incarnation: req.Incarnation}
+		RaftAddress: req.RaftAddress, KafkaAddress: req.KafkaAddress, Rack: req.Rack, Voter: s.Suffrage == raft.Voter, Incarnation: req.Incarnation}
 	old := n.Image().Broker(req.ID)
 	restart := old != nil && !old.Fenced && old.Incarnation != req.Incarnation
 	if restart {

@@ -80,7 +80,8 @@ func (n *Node) recordSuffrage(ctx context.Context, id int, voter bool) error {
 		return nil // not registered yet: its registration will say
 	}
 	_, err := n.apply(ctx, metadata.Command{Type: metadata.CmdRegisterBroker, RegisterBroker: &metadata.RegisterBroker{
-		ID: b.ID, HTTPAddress: b.HTTPAddress, PeerAddress: b.PeerAddress, RaftAddress: b.RaftAddress, Rack: b.Rack, Voter: voter}})
+		ID: b.ID, HTTPAddress: b.HTTPAddress, PeerAddress: b.PeerAddress, RaftAddress: b.RaftAddress,
+		KafkaAddress: b.KafkaAddress, Rack: b.Rack, Voter: voter}})
 	return err
 }
 

@@ -118,6 +118,7 @@ func (img *Image) register(r RegisterBroker, index uint64) error {
 		*b = *old
 	}
 	b.ID, b.HTTPAddress, b.PeerAddress, b.RaftAddress, b.Rack, b.Voter = r.ID, r.HTTPAddress, r.PeerAddress, r.RaftAddress, r.Rack, r.Voter
+	b.KafkaAddress = r.KafkaAddress
 	b.Epoch, b.Incarnation = index, r.Incarnation
 	b.Fenced, b.ShuttingDown = false, false
 	img.Brokers[r.ID] = b

@@ -22,6 +22,24 @@ func TestRegisterSetsEpochAndUnfences(t *testing.T) {
 	}
 }
 
+// TestRegisterRecordsTheKafkaAddress: a registration carries the broker's
+// Kafka listener, and a later one (a restart with another address)
+// replaces it.
+func TestRegisterRecordsTheKafkaAddress(t *testing.T) {
+	b := newBuilder(t).brokers("")
+	c := register(0, "")
+	c.RegisterBroker.KafkaAddress = "kairo-0.kairo-headless:9092"
+	b.do(c)
+	if got := b.img.Broker(0).KafkaAddress; got != "kairo-0.kairo-headless:9092" {
+		t.Fatalf("Kafka address %q after registration", got)
+	}
+	c.RegisterBroker.KafkaAddress = "10.0.0.7:9092"
+	b.do(c)
+	if got := b.img.Broker(0).KafkaAddress; got != "10.0.0.7:9092" {
+		t.Fatalf("Kafka address %q after a second registration", got)
+	}
+}
+
 // TestRegisterBeforeFencingEndsTheOldIncarnation: broker 0 crashes and
 // a new process registers before the controller fenced the old one. The
 // old leaderships must not go on in the same epoch. Where the controller

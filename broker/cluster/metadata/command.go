@@ -58,8 +58,10 @@ type RegisterBroker struct {
 	HTTPAddress string `json:"http_address"`
 	PeerAddress string `json:"peer_address,omitempty"`
 	RaftAddress string `json:"raft_address"`
-	Rack        string `json:"rack,omitempty"`
-	Voter       bool   `json:"voter"`
+	// KafkaAddress is the broker's advertised Kafka listener.
+	KafkaAddress string `json:"kafka_address,omitempty"`
+	Rack         string `json:"rack,omitempty"`
+	Voter        bool   `json:"voter"`
 	// Incarnation is the registering process's id. A registration from
 	// another incarnation than the unfenced one the image holds ends the
 	// old incarnation's leaderships and ISR memberships (see

@@ -35,7 +35,10 @@ type Broker struct {
 	// other brokers (broker/peer).
 	PeerAddress string `json:"peer_address,omitempty"`
 	RaftAddress string `json:"raft_address"`
-	Rack        string `json:"rack,omitempty"`
+	// KafkaAddress is where Kafka clients reach the broker's Kafka
+	// listener, as Kafka's Metadata names it (empty: none).
+	KafkaAddress string `json:"kafka_address,omitempty"`
+	Rack         string `json:"rack,omitempty"`
 	// Voter reports whether the broker votes in the metadata quorum.
 	Voter bool `json:"voter"`
 	// Epoch is the raft index of the broker's latest registration. A
