@@ -297,6 +297,10 @@ func (b *Broker) Memory() memory.Budget { return b.memory }
 // ID is the broker id.
 func (b *Broker) ID() int32 { return b.id }
 
+// ClusterID is the cluster's id, once the metadata quorum has named it
+// ("" before).
+func (b *Broker) ClusterID() string { return b.image().ClusterID }
+
 func (b *Broker) image() *metadata.Image { return b.node.Image() }
 
 // Ready is nil once the broker serves: it has joined and caught up with the

@@ -44,6 +44,11 @@ type Settings struct {
 	// ClientIOTimeout is how long a client may take to send a request's
 	// body, and to read a reply.
 	ClientIOTimeout time.Duration
+	// SocketRequestMaxBytes is the largest Kafka request frame; a larger
+	// one closes its connection. ConnectionsMaxIdle closes a Kafka
+	// connection that sends nothing for so long.
+	SocketRequestMaxBytes int32
+	ConnectionsMaxIdle    time.Duration
 
 	BrokerSessionTimeout    time.Duration
 	BrokerHeartbeatInterval time.Duration
@@ -86,6 +91,8 @@ func DefaultSettings() Settings {
 		QueuedMaxRequestBytes:         100 << 20,
 		QueuedMaxResponseBytes:        100 << 20,
 		ClientIOTimeout:               30 * time.Second,
+		SocketRequestMaxBytes:         100 << 20,
+		ConnectionsMaxIdle:            10 * time.Minute,
 		BrokerSessionTimeout:          cluster.DefaultSessionTimeout,
 		BrokerHeartbeatInterval:       cluster.DefaultHeartbeatInterval,
 		ReplicaLagTimeMax:             10 * time.Second,
@@ -195,6 +202,8 @@ var settingKeys = []settingKey{
 	{"queued.max.request.bytes", "request bodies, and what they decode to, the broker holds at once across all requests (503 BROKER_BUSY beyond it); at least 4 × max.request.bytes", intKey(4096, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxRequestBytes = n })},
 	{"queued.max.response.bytes", "fetch replies the broker builds at once across all requests (503 BROKER_BUSY beyond it)", intKey(1<<20, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxResponseBytes = n })},
 	{"client.io.timeout.ms", "how long a client may take to send a request body, and to read a reply, before its connection is closed", msKey(1, func(s *Settings, d time.Duration) { s.ClientIOTimeout = d })},
+	{"socket.request.max.bytes", "largest Kafka request frame; a larger one closes its connection, as in Kafka", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.SocketRequestMaxBytes = int32(n) })},
+	{"connections.max.idle.ms", "a Kafka connection that sends nothing for this long is closed", msKey(1, func(s *Settings, d time.Duration) { s.ConnectionsMaxIdle = d })},
 	{"broker.session.timeout.ms", "a broker silent this long is fenced and loses its leaderships", msKey(1, func(s *Settings, d time.Duration) { s.BrokerSessionTimeout = d })},
 	{"broker.heartbeat.interval.ms", "how often a broker heartbeats the controller", msKey(1, func(s *Settings, d time.Duration) { s.BrokerHeartbeatInterval = d })},
 	{"replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", msKey(1, func(s *Settings, d time.Duration) { s.ReplicaLagTimeMax = d })},

@@ -84,7 +84,7 @@ func startBrokerProcess() *brokerProcess {
 	logFile, err := os.Create(filepath.Join(dir, "broker.log"))
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.Command(bin, "--id", "0", "--listen", host, "--advertised-address", host,
-		"--raft-listen", freeAddr(), "--data-dir", filepath.Join(dir, "data"), "--log-level", "warn", "--raft-log-level", "off")
+		"--raft-listen", freeAddr(), "--kafka-listen", "127.0.0.1:0", "--kafka-gateway-listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--log-level", "warn", "--raft-log-level", "off")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	Expect(cmd.Start()).To(Succeed())
 	bp := &brokerProcess{cmd: cmd, url: "http://" + host, host: host}

@@ -19,22 +19,26 @@ import (
 // options are the command line of the broker; every flag also reads
 // KAIRO_<FLAG> (upper case, dashes as underscores) when not given.
 type options struct {
-	id               int
-	dataDir          string
-	listen           string
-	raftListen       string
-	advertised       string
-	peerListen       string
-	peerAdvertised   string
-	peerSecretFile   string
-	initialVoters    string
-	bootstrapServers string
-	rack             string
-	configFile       string
-	logLevel         string
-	logFormat        string
-	raftLogLevel     string
-	debugListen      string
+	id                int
+	dataDir           string
+	listen            string
+	raftListen        string
+	advertised        string
+	peerListen        string
+	peerAdvertised    string
+	peerSecretFile    string
+	kafkaListen       string
+	kafkaAdvertised   string
+	gatewayListen     string
+	gatewayAdvertised string
+	initialVoters     string
+	bootstrapServers  string
+	rack              string
+	configFile        string
+	logLevel          string
+	logFormat         string
+	raftLogLevel      string
+	debugListen       string
 }
 
 // flagHelp reports that -h printed the usage.
@@ -56,6 +60,10 @@ func parseOptions(args []string, getenv func(string) string, hostname string, st
 	fs.StringVar(&o.advertised, "advertised-address", "", "host:port clients reach this broker's HTTP listener at (default: the listen host, or the hostname, with the listen port)")
 	fs.StringVar(&o.peerListen, "peer-listen", "", "listen address of the peer listener, for calls from other brokers only (default: the --listen host with port 9094)")
 	fs.StringVar(&o.peerAdvertised, "peer-advertised-address", "", "host:port other brokers reach this broker's peer listener at (default: the peer listen host, or the advertised host, with the peer listen port)")
+	fs.StringVar(&o.kafkaListen, "kafka-listen", "", "listen address of the Kafka wire-protocol listener (default: the --listen host with port 9092; port 0 picks a free one)")
+	fs.StringVar(&o.kafkaAdvertised, "kafka-advertised-address", "", "host:port Kafka clients reach this broker's Kafka listener at, as Kafka's Metadata names it (default: the Kafka listen host, or the advertised host, with the Kafka listen port)")
+	fs.StringVar(&o.gatewayListen, "kafka-gateway-listen", "", "listen address of the Kafka gateway listener, which leads every partition and coordinates every group itself and passes requests on to their owners, for port-forwards (default: the --listen host with port 9095)")
+	fs.StringVar(&o.gatewayAdvertised, "kafka-gateway-advertised-address", "", "host:port the gateway's Metadata names as the one broker (default: localhost with the gateway listen port, as kubectl port-forward exposes it)")
 	fs.StringVar(&o.peerSecretFile, "peer-secret-file", "", "file holding the cluster secret brokers prove to each other (required with other brokers; a lone broker without one generates its own)")
 	fs.StringVar(&o.initialVoters, "initial-voters", "", "metadata quorum at bootstrap: 0@host:9093,1@host:9093,… (empty: a one-voter cluster of this broker)")
 	fs.StringVar(&o.bootstrapServers, "bootstrap-servers", "", "peer addresses to register through when not a voter (default: the voters' hosts with this broker's peer port)")

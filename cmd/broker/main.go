@@ -1,6 +1,8 @@
 // Command broker runs one KairoLog broker: the client API on --listen, the
-// peer listener for other brokers on --peer-listen (port 9094), the
-// metadata quorum on --raft-listen, data under --data-dir. With no flags it
+// Kafka wire protocol on --kafka-listen (port 9092) and its gateway on
+// --kafka-gateway-listen (port 9095), the peer listener for other brokers
+// on --peer-listen (port 9094), the metadata quorum on --raft-listen, data
+// under --data-dir. With no flags it
 // is a single-node broker on :8080 with ./data. SIGTERM or SIGINT stops it
 // gracefully: leaderships move to other brokers first, then the HTTP
 // servers drain and the logs close cleanly.
@@ -81,11 +83,18 @@ func run(args []string) error {
 		ln.Close()
 		return fmt.Errorf("--peer-listen: %w", err)
 	}
+	kafkaLns, err := listenKafka(o, &cfg)
+	if err != nil {
+		ln.Close()
+		peerLn.Close()
+		return err
+	}
 	generated := cfg.PeerSecret.IsZero()
 	b, err := broker.New(cfg)
 	if err != nil {
 		ln.Close()
 		peerLn.Close()
+		kafkaLns.close()
 		return err
 	}
 	if generated {
@@ -97,8 +106,11 @@ func run(args []string) error {
 	// The peer listener is a plain TCP listener for now; TLS between
 	// brokers wraps it here (tls.NewListener) without touching the handler.
 	peerSrv := newHTTPServer(log, b.PeerHandler())
+	kafkaSrvs := newKafkaServers(log, b, cfg, kafkaLns)
 	log.Info("Broker starting", "id", cfg.ID, "listen", ln.Addr().String(), "advertised", cfg.HTTPAdvertise,
 		"peer_listen", peerLn.Addr().String(), "peer_advertised", cfg.PeerAdvertise,
+		"kafka_listen", kafkaLns.kafka.Addr().String(), "kafka_advertised", cfg.KafkaAdvertise,
+		"kafka_gateway_listen", kafkaLns.gateway.Addr().String(), "kafka_gateway_advertised", kafkaLns.gatewayAdvertised,
 		"raft", cfg.RaftListen, "data", cfg.DataDir, "voters", o.initialVoters)
 
 	if o.debugListen != "" {
@@ -106,9 +118,10 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 2)
+	serveErr := make(chan error, 4)
 	go func() { serveErr <- fmt.Errorf("client listener: %w", srv.Serve(ln)) }()
 	go func() { serveErr <- fmt.Errorf("peer listener: %w", peerSrv.Serve(peerLn)) }()
+	kafkaSrvs.serve(kafkaLns, serveErr)
 	runDone := make(chan struct{})
 	go func() { _ = b.Run(ctx); close(runDone) }()
 
@@ -116,10 +129,10 @@ func run(args []string) error {
 	case <-ctx.Done():
 		log.Info("Shutting down")
 	case err := <-serveErr:
-		log.Error("HTTP server stopped", "error", err)
+		log.Error("A listener stopped", "error", err)
 	}
 	stop()
-	return shutdown(log, b, []*http.Server{srv, peerSrv}, runDone)
+	return shutdown(log, b, []*http.Server{srv, peerSrv}, kafkaSrvs, runDone)
 }
 
 func newHTTPServer(log *slog.Logger, h http.Handler) *http.Server {
@@ -142,7 +155,7 @@ const maxHeaderBytes = 32 << 10
 // shutdown moves leaderships away while still serving (followers and the
 // controller need this broker's peer listener meanwhile), then stops both
 // listeners and closes the broker.
-func shutdown(log *slog.Logger, b *broker.Broker, srvs []*http.Server, runDone <-chan struct{}) error {
+func shutdown(log *slog.Logger, b *broker.Broker, srvs []*http.Server, kafkaSrvs kafkaServers, runDone <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	if err := b.ControlledShutdown(ctx); err != nil {
@@ -155,6 +168,7 @@ func shutdown(log *slog.Logger, b *broker.Broker, srvs []*http.Server, runDone <
 			srv.Close()
 		}
 	}
+	kafkaSrvs.close()
 	err := b.Close()
 	<-runDone
 	if err != nil {

@@ -30,7 +30,8 @@ func TestBrokerProcess(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "broker.properties")
 	os.WriteFile(cfg, []byte("num.partitions=2\noffsets.topic.num.partitions=2\n"), 0o644)
 	start := func() (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--peer-listen", peerAddr, "--config-file", cfg)
+		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--peer-listen", peerAddr, "--config-file", cfg,
+			"--kafka-listen", "127.0.0.1:0", "--kafka-gateway-listen", "127.0.0.1:0")
 		cmd.Env = append(os.Environ(), "KAIRO_DATA_DIR="+data, "KAIRO_LOG_LEVEL=debug")
 		var logs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logs, &logs

@@ -25,6 +25,7 @@ func BenchmarkSingleBrokerStartup(b *testing.B) {
 		httpAddr, raftAddr, peerAddr := freeAddr(b), freeAddr(b), freeAddr(b)
 		base := "http://" + httpAddr
 		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--peer-listen", peerAddr,
+			"--kafka-listen", "127.0.0.1:0", "--kafka-gateway-listen", "127.0.0.1:0",
 			"--data-dir", b.TempDir(), "--log-level", "warn")
 		start := time.Now()
 		if err := cmd.Start(); err != nil {

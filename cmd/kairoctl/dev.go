@@ -36,6 +36,8 @@ type devCluster struct {
 	httpPort  int
 	raftPort  int
 	peerPort  int
+	kafkaPort int
+	gwPort    int
 	samePorts bool
 	config    string
 	logLevel  string
@@ -49,10 +51,11 @@ func devClusterCmd() *cobra.Command {
 		Long: `Run N brokers on this machine until Ctrl-C.
 
 On Linux broker i listens on 127.0.0.(i+1) with the same ports for every
-broker (HTTP 8080, raft 9093, peer 9094), as pods would; elsewhere (or with
---distinct-ports) every broker uses 127.0.0.1 and ports 8080+i (HTTP),
-9093+i (raft) and 9194+i (peer: --peer-port + 100 + i, clear of the raft
-ports). The first three brokers (--voters) form the metadata quorum; the others join
+broker (HTTP 8080, raft 9093, peer 9094, Kafka 9092, Kafka gateway 9095), as
+pods would; elsewhere (or with --distinct-ports) every broker uses 127.0.0.1
+and ports 8080+i (HTTP), 9093+i (raft), 9194+i (peer: --peer-port + 100 + i,
+clear of the raft ports), 9292+i (Kafka: --kafka-port + 200 + i) and 9395+i
+(gateway: --kafka-gateway-port + 300 + i). The first three brokers (--voters) form the metadata quorum; the others join
 through them. Data goes to --data-dir/broker-i; the brokers share the
 cluster secret in --data-dir/peer-secret (made on first use). A broker that
 stops or is killed leaves the others running; its command line is printed
@@ -68,6 +71,8 @@ so that it can be started again.`,
 	f.IntVar(&d.httpPort, "http-port", 8080, "HTTP port (of broker 0 with --distinct-ports)")
 	f.IntVar(&d.raftPort, "raft-port", 9093, "raft port (of broker 0 with --distinct-ports)")
 	f.IntVar(&d.peerPort, "peer-port", 9094, "peer port between brokers (broker 0 uses this plus 100 with --distinct-ports)")
+	f.IntVar(&d.kafkaPort, "kafka-port", 9092, "Kafka listener port (broker 0 uses this plus 200 with --distinct-ports)")
+	f.IntVar(&d.gwPort, "kafka-gateway-port", 9095, "Kafka gateway port (broker 0 uses this plus 300 with --distinct-ports)")
 	f.BoolVar(&d.samePorts, "distinct-ports", runtime.GOOS != "linux", "put every broker on 127.0.0.1 with its own ports")
 	f.StringVar(&d.config, "config-file", "", "properties file passed to every broker")
 	f.StringVar(&d.logLevel, "log-level", "info", "brokers' log level")
@@ -78,17 +83,22 @@ so that it can be started again.`,
 type devAddrs struct {
 	host                     string
 	httpPort, raftPort, peer int
+	kafka, gateway           int
 }
 
 func (a devAddrs) http() string     { return net.JoinHostPort(a.host, strconv.Itoa(a.httpPort)) }
 func (a devAddrs) raft() string     { return net.JoinHostPort(a.host, strconv.Itoa(a.raftPort)) }
 func (a devAddrs) peerAddr() string { return net.JoinHostPort(a.host, strconv.Itoa(a.peer)) }
+func (a devAddrs) kafkaAddr() string {
+	return net.JoinHostPort(a.host, strconv.Itoa(a.kafka))
+}
+func (a devAddrs) gatewayAddr() string { return net.JoinHostPort(a.host, strconv.Itoa(a.gateway)) }
 
 func (d *devCluster) host(i int) devAddrs {
 	if d.samePorts {
-		return devAddrs{"127.0.0.1", d.httpPort + i, d.raftPort + i, d.peerPort + 100 + i}
+		return devAddrs{"127.0.0.1", d.httpPort + i, d.raftPort + i, d.peerPort + 100 + i, d.kafkaPort + 200 + i, d.gwPort + 300 + i}
 	}
-	return devAddrs{"127.0.0." + strconv.Itoa(i+1), d.httpPort, d.raftPort, d.peerPort}
+	return devAddrs{"127.0.0." + strconv.Itoa(i+1), d.httpPort, d.raftPort, d.peerPort, d.kafkaPort, d.gwPort}
 }
 
 // secretFile is the cluster secret every broker of the dev cluster reads:
@@ -153,6 +163,8 @@ func (d *devCluster) run(ctx context.Context, out io.Writer) error {
 		args := []string{"--id", strconv.Itoa(i),
 			"--data-dir", filepath.Join(d.dataDir, "broker-"+strconv.Itoa(i)),
 			"--listen", a.http(), "--raft-listen", a.raft(), "--peer-listen", a.peerAddr(),
+			"--kafka-listen", a.kafkaAddr(), "--kafka-gateway-listen", a.gatewayAddr(),
+			"--kafka-gateway-advertised-address", a.gatewayAddr(),
 			"--advertised-address", a.http(), "--peer-secret-file", secret,
 			"--initial-voters", strings.Join(voters, ","), "--bootstrap-servers", strings.Join(bootstrap, ","),
 			"--log-level", d.logLevel}
@@ -181,7 +193,8 @@ func (d *devCluster) run(ctx context.Context, out io.Writer) error {
 			close(p.done)
 			exited <- i
 		}()
-		fmt.Fprintf(out, "broker %d: http://%s (raft %s, peer %s), pid %d\n", i, a.http(), a.raft(), a.peerAddr(), c.Process.Pid)
+		fmt.Fprintf(out, "broker %d: http://%s (raft %s, peer %s), Kafka %s (gateway %s), pid %d\n",
+			i, a.http(), a.raft(), a.peerAddr(), a.kafkaAddr(), a.gatewayAddr(), c.Process.Pid)
 	}
 	fmt.Fprintf(out, "Use: kairoctl --broker http://%s cluster brokers   (Ctrl-C stops every broker)\n", d.host(0).http())
 	// A broker that exits (killed to watch a failover, say) leaves the

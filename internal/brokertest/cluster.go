@@ -75,8 +75,12 @@ type proc struct {
 	httpPort int
 	raftPort int
 	peerPort int
-	dataDir  string
-	logPath  string
+	// kafkaPort and gatewayPort are the Kafka listener's and the Kafka
+	// gateway's.
+	kafkaPort   int
+	gatewayPort int
+	dataDir     string
+	logPath     string
 
 	mu    sync.Mutex
 	cmd   *exec.Cmd
@@ -159,7 +163,15 @@ func (c *Cluster) add() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{id: id, host: host, httpPort: hp, raftPort: rp, peerPort: pp,
+	kp, err := freePort(host)
+	if err != nil {
+		return nil, err
+	}
+	gp, err := freePort(host)
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{id: id, host: host, httpPort: hp, raftPort: rp, peerPort: pp, kafkaPort: kp, gatewayPort: gp,
 		dataDir: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)),
 		logPath: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)+".log")}
 	if err := os.MkdirAll(p.dataDir, 0o755); err != nil {
@@ -181,6 +193,10 @@ func freePort(host string) (int, error) {
 func (p *proc) address() string     { return net.JoinHostPort(p.host, strconv.Itoa(p.httpPort)) }
 func (p *proc) raftAddress() string { return net.JoinHostPort(p.host, strconv.Itoa(p.raftPort)) }
 func (p *proc) peerAddress() string { return net.JoinHostPort(p.host, strconv.Itoa(p.peerPort)) }
+func (p *proc) kafkaAddress() string {
+	return net.JoinHostPort(p.host, strconv.Itoa(p.kafkaPort))
+}
+func (p *proc) gatewayAddress() string { return net.JoinHostPort(p.host, strconv.Itoa(p.gatewayPort)) }
 
 // SecretFile holds the cluster secret every broker is started with
 // (--peer-secret-file); SetSecret replaces it.
@@ -240,6 +256,24 @@ func (c *Cluster) broker(i int) *proc {
 	return c.brokers[i]
 }
 
+// KafkaAddress is broker i's Kafka listener, "127.0.0.x:port", as the
+// broker advertises it.
+func (c *Cluster) KafkaAddress(i int) string { return c.broker(i).kafkaAddress() }
+
+// KafkaAddresses are every broker's Kafka listener, by id: seed brokers for
+// a Kafka client.
+func (c *Cluster) KafkaAddresses() []string {
+	out := make([]string, c.Len())
+	for i := range out {
+		out[i] = c.KafkaAddress(i)
+	}
+	return out
+}
+
+// GatewayAddress is broker i's Kafka gateway listener, "127.0.0.x:port",
+// advertised as itself (not localhost), so a client reaches it directly.
+func (c *Cluster) GatewayAddress(i int) string { return c.broker(i).gatewayAddress() }
+
 // Endpoint is broker i's HTTP base URL, "http://127.0.0.x:port".
 func (c *Cluster) Endpoint(i int) string { return "http://" + c.broker(i).address() }
 
@@ -297,6 +331,9 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 		"--listen", p.address(),
 		"--raft-listen", p.raftAddress(),
 		"--peer-listen", p.peerAddress(),
+		"--kafka-listen", p.kafkaAddress(),
+		"--kafka-gateway-listen", p.gatewayAddress(),
+		"--kafka-gateway-advertised-address", p.gatewayAddress(),
 		"--peer-secret-file", c.SecretFile(),
 		"--advertised-address", p.address(),
 		"--initial-voters", c.voters,

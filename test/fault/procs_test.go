@@ -91,6 +91,7 @@ func newCluster(t *testing.T, bin string, n int, config string) []*brokerProc {
 		p.args = []string{"--id", strconv.Itoa(i), "--data-dir", p.dataDir,
 			"--listen", httpAddrs[i], "--raft-listen", raftAddrs[i], "--advertised-address", httpAddrs[i],
 			"--peer-listen", peerAddrs[i], "--peer-secret-file", secret,
+			"--kafka-listen", net.JoinHostPort(hosts[i], "0"), "--kafka-gateway-listen", net.JoinHostPort(hosts[i], "0"),
 			"--initial-voters", strings.Join(voters, ","), "--config-file", cfg, "--log-level", "info"}
 		procs[i] = p
 	}
