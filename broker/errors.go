@@ -150,6 +150,8 @@ var errorRules = []struct {
 
 	// memory: the broker's request and reply budget is in use.
 	{memory.ErrExhausted, api.CodeBrokerBusy},
+	// A request larger than the whole budget could ever hold.
+	{memory.ErrNeverFits, api.CodeBodyTooLarge},
 
 	// metadata: the quorum and the controller.
 	{metadata.ErrUnknownTopic, api.CodeUnknownTopic},

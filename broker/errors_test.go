@@ -71,6 +71,7 @@ var clientErrorTable = []struct {
 	{"group.ErrInvalidRecord", group.ErrInvalidRecord, api.CodeCoordinatorNotAvailable, 503},
 
 	{"memory.ErrExhausted", memory.ErrExhausted, api.CodeBrokerBusy, 503},
+	{"memory.ErrNeverFits", memory.ErrNeverFits, api.CodeBodyTooLarge, 413},
 
 	{"metadata.ErrUnknownTopic", metadata.ErrUnknownTopic, api.CodeUnknownTopic, 404},
 	{"metadata.ErrTopicExists", metadata.ErrTopicExists, api.CodeTopicAlreadyExists, 409},
