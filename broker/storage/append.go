@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -20,14 +22,24 @@ func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err
 // AppendResult is where an appended batch is in the log.
 type AppendResult struct {
 	BaseOffset, LastOffset int64
+	// Duplicate is set when the batch is a retry of one of its idempotent
+	// producer's last five batches: nothing was written, and the offsets
+	// are those the batch got when it was first appended.
+	Duplicate bool
 }
 
-// AppendRecords is Append with the batch written as opts says
-// (compressed, for one). max.message.bytes bounds the batch's size
-// uncompressed.
+// AppendRecords is Append with the batch written as opts says:
+// compressed, and stamped with an idempotent producer, whose retried
+// batch is not written twice (see AppendResult.Duplicate) and whose
+// batches must continue its sequence (ErrOutOfOrderSequence) in its
+// latest epoch (ErrInvalidProducerEpoch). max.message.bytes bounds the
+// batch's size uncompressed.
 func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptions) (res AppendResult, err error) {
 	if len(records) == 0 {
 		return AppendResult{}, ErrEmptyBatch
+	}
+	if len(records) > math.MaxInt32 {
+		return AppendResult{}, fmt.Errorf("%w: %d records", ErrBatchTooLarge, len(records))
 	}
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
@@ -38,6 +50,18 @@ func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptio
 	cfg := l.Config()
 	if leaderEpoch >= 0 && leaderEpoch < l.epochs.latest() {
 		return AppendResult{}, fmt.Errorf("%w: %d < %d", ErrStaleEpoch, leaderEpoch, l.epochs.latest())
+	}
+	if opts.Producer != nil {
+		dup, isDup, err := l.checkProducer(*opts.Producer, int32(len(records)))
+		if err != nil {
+			return AppendResult{}, err
+		}
+		if isDup {
+			for i := range records {
+				records[i].Offset = dup.FirstOffset + int64(i)
+			}
+			return AppendResult{BaseOffset: dup.FirstOffset, LastOffset: dup.LastOffset, Duplicate: true}, nil
+		}
 	}
 	base := l.leo.Load()
 	now := time.Now()
@@ -67,6 +91,96 @@ func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptio
 		}
 	}
 	return AppendResult{BaseOffset: base, LastOffset: h.LastOffset()}, nil
+}
+
+// AppendBatch appends one batch a producer encoded (a Kafka producer's,
+// for one), stored as it is except for its base offset, set to the log
+// end offset, and its partition leader epoch, set to leaderEpoch: both
+// lie outside the CRC, and batch is changed in place. Before anything is
+// written the batch is checked as Kafka's LogValidator checks a client's:
+// exactly one whole v2 batch, its CRC, its records decoding to the count
+// its header gives with offset deltas 0, 1, 2, …, no more than
+// max.message.bytes uncompressed (ErrBatchTooLarge), not transactional,
+// not a control batch and not LogAppendTime (ErrInvalidRecord); malformed
+// bytes are ErrCorrupt. An idempotent batch is then deduplicated and
+// sequence-checked as AppendRecords does.
+func (l *Log) AppendBatch(batch []byte, leaderEpoch int32) (res AppendResult, err error) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if err := l.writable(); err != nil {
+		return AppendResult{}, err
+	}
+	defer func() { err = l.checkSync(err) }()
+	cfg := l.Config()
+	h, err := l.validateProduced(batch, cfg)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if leaderEpoch >= 0 && leaderEpoch < l.epochs.latest() {
+		return AppendResult{}, fmt.Errorf("%w: %d < %d", ErrStaleEpoch, leaderEpoch, l.epochs.latest())
+	}
+	if h.ProducerID >= 0 {
+		p := Producer{ID: h.ProducerID, Epoch: h.ProducerEpoch, BaseSequence: h.BaseSequence}
+		dup, isDup, err := l.checkProducer(p, h.LastOffsetDelta+1)
+		if err != nil {
+			return AppendResult{}, err
+		}
+		if isDup {
+			return AppendResult{BaseOffset: dup.FirstOffset, LastOffset: dup.LastOffset, Duplicate: true}, nil
+		}
+	}
+	h.BaseOffset, h.LeaderEpoch = l.leo.Load(), leaderEpoch
+	binary.BigEndian.PutUint64(batch[posBaseOffset:], uint64(h.BaseOffset))
+	binary.BigEndian.PutUint32(batch[posEpoch:], uint32(leaderEpoch))
+	l.hdrBuf = append(l.hdrBuf[:0], h)
+	if err := l.appendBatches(batch, l.hdrBuf, cfg, time.Now()); err != nil {
+		return AppendResult{}, err
+	}
+	return AppendResult{BaseOffset: h.BaseOffset, LastOffset: h.LastOffset()}, nil
+}
+
+// validateProduced checks a producer's batch for AppendBatch and returns
+// its header. Callers hold writeMu (the decompression buffer is the
+// writer's).
+func (l *Log) validateProduced(batch []byte, cfg Config) (BatchHeader, error) {
+	h, err := ParseBatchHeader(batch)
+	if err != nil {
+		return h, err
+	}
+	if h.Size() != len(batch) {
+		return h, fmt.Errorf("%w: a batch of %d bytes in %d bytes; a produce writes exactly one batch", ErrCorrupt, h.Size(), len(batch))
+	}
+	switch {
+	case h.Attributes&transactionalBit != 0:
+		return h, fmt.Errorf("%w: transactional batches are not supported", ErrInvalidRecord)
+	case h.Attributes&controlBit != 0:
+		return h, fmt.Errorf("%w: control batches are not supported", ErrInvalidRecord)
+	case h.Attributes&logAppendTimeBit != 0:
+		return h, fmt.Errorf("%w: a producer's batch carries CreateTime timestamps", ErrInvalidRecord)
+	case h.LastOffsetDelta != h.RecordCount-1:
+		return h, fmt.Errorf("%w: %d records with last offset delta %d", ErrInvalidRecord, h.RecordCount, h.LastOffsetDelta)
+	case h.ProducerID >= 0 && (h.ProducerEpoch < 0 || h.BaseSequence < 0):
+		return h, fmt.Errorf("%w: producer %d with epoch %d and sequence %d", ErrInvalidProducer, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+	}
+	if err := checkCRC(batch, h); err != nil {
+		return h, err
+	}
+	records, scratch, err := recordsOf(batch, h, l.scratch, cfg.MaxBatchBytes-BatchHeaderSize)
+	l.keepScratch(scratch)
+	if err != nil {
+		return h, err
+	}
+	// Records decode and their offset deltas strictly increase up to
+	// lastOffsetDelta; with recordCount-1 == lastOffsetDelta that makes
+	// them 0, 1, 2, ….
+	var d recordDecoder
+	d.reset(records, h)
+	for d.more() {
+		if _, err := d.next(false); err != nil {
+			return h, err
+		}
+	}
+	return h, d.finish()
 }
 
 // AppendRaw appends batches encoded by a leader, offsets and epochs
@@ -128,6 +242,7 @@ func (l *Log) appendBatches(data []byte, hdrs []BatchHeader, cfg Config, now tim
 		}
 	}
 	var messages int64
+	producers := false
 	for start, off := 0, 0; start < len(hdrs); {
 		if l.shouldRoll(hdrs[start], cfg, now) {
 			if err := l.roll(hdrs[start].BaseOffset); err != nil {
@@ -152,7 +267,16 @@ func (l *Log) appendBatches(data []byte, hdrs []BatchHeader, cfg Config, now tim
 			return err
 		}
 		l.leo.Store(hdrs[end-1].NextOffset())
+		for _, h := range hdrs[start:end] {
+			if h.ProducerID >= 0 {
+				l.producers.update(h, now.UnixMilli())
+				producers = true
+			}
+		}
 		start, off = end, off+n
+	}
+	if producers {
+		l.afterProducerAppend(cfg, now)
 	}
 	return l.afterAppend(messages, cfg)
 }
@@ -179,6 +303,11 @@ func (l *Log) shouldRoll(h BatchHeader, cfg Config, now time.Time) bool {
 // on, and is fsynced in the background; the recovery point moves past it
 // once that is done.
 func (l *Log) roll(base int64) error {
+	// The producer state as of base, so that Open replays at most the
+	// new segment (base is the log end offset here).
+	if err := l.snapshotProducers(false); err != nil {
+		return err
+	}
 	old := l.active()
 	old.closeTimeIndex()
 	if err := old.writeIndexes(); err != nil {

@@ -231,3 +231,52 @@ func BenchmarkReadCompressed(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendIdempotent is BenchmarkAppend with every batch stamped
+// by an idempotent producer, so that each append also checks and updates
+// the producer state: one producer, or 1000 taking turns (more state to
+// look through). "duplicate" retries a batch already in the log: the
+// check answers and nothing is written.
+func BenchmarkAppendIdempotent(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		for _, producers := range []int64{1, 1000} {
+			b.Run(fmt.Sprintf("records=%d/producers=%d", n, producers), func(b *testing.B) {
+				l := mustOpen(b, b.TempDir(), DefaultConfig())
+				defer closeUntimed(b, l)
+				recs := benchRecords(n)
+				enc, _ := EncodeBatch(nil, 0, 0, recs)
+				b.SetBytes(int64(len(enc)))
+				seqs := make([]int32, producers)
+				p := &Producer{}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					id := int64(i) % producers
+					p.ID, p.BaseSequence = id, seqs[id]
+					if _, err := l.AppendRecords(recs, 0, BatchOptions{Producer: p}); err != nil {
+						b.Fatal(err)
+					}
+					seqs[id] += int32(n)
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "records/s")
+			})
+		}
+	}
+	b.Run("records=1/duplicate", func(b *testing.B) {
+		l := mustOpen(b, b.TempDir(), DefaultConfig())
+		defer closeUntimed(b, l)
+		recs := benchRecords(1)
+		p := &Producer{ID: 1}
+		if _, err := l.AppendRecords(recs, 0, BatchOptions{Producer: p}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			res, err := l.AppendRecords(recs, 0, BatchOptions{Producer: p})
+			if err != nil || !res.Duplicate {
+				b.Fatal(res, err)
+			}
+		}
+	})
+}

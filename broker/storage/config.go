@@ -37,18 +37,26 @@ type Config struct {
 	FlushMessages      int64         // flush.messages: fsync after this many messages; ≤0 = never (default)
 	FlushMs            time.Duration // flush.ms: fsync at most this long after a write; ≤0 = never (default)
 	MaxBatchBytes      int           // max.message.bytes; ≤0 = DefaultMaxBatchBytes
+	// ProducerIDExpiration is producer.id.expiration.ms: a producer idle
+	// this long is forgotten; ≤0 = DefaultProducerIDExpiration (1 day).
+	ProducerIDExpiration time.Duration
+	// MaxProducers bounds the producers a partition remembers; past it
+	// the longest idle are forgotten first. ≤0 = DefaultMaxProducers.
+	MaxProducers int
 }
 
 // DefaultConfig returns Kafka's defaults: 1 GiB segments rolled after 7
 // days, 7 days of retention, no size limit, fsync left to the OS.
 func DefaultConfig() Config {
 	return Config{
-		SegmentBytes:       defaultSegmentBytes,
-		SegmentMs:          defaultRetention,
-		IndexIntervalBytes: defaultIndexInterval,
-		RetentionMs:        defaultRetention,
-		RetentionBytes:     -1,
-		MaxBatchBytes:      DefaultMaxBatchBytes,
+		SegmentBytes:         defaultSegmentBytes,
+		SegmentMs:            defaultRetention,
+		IndexIntervalBytes:   defaultIndexInterval,
+		RetentionMs:          defaultRetention,
+		RetentionBytes:       -1,
+		MaxBatchBytes:        DefaultMaxBatchBytes,
+		ProducerIDExpiration: DefaultProducerIDExpiration,
+		MaxProducers:         DefaultMaxProducers,
 	}
 }
 
@@ -63,6 +71,12 @@ func (c Config) normalized() Config {
 	}
 	if c.MaxBatchBytes <= 0 {
 		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.ProducerIDExpiration <= 0 {
+		c.ProducerIDExpiration = DefaultProducerIDExpiration
+	}
+	if c.MaxProducers <= 0 {
+		c.MaxProducers = DefaultMaxProducers
 	}
 	return c
 }

@@ -15,15 +15,19 @@
 //	    Headers   []Header
 //	}
 //	type Config struct { SegmentBytes, SegmentMs, IndexIntervalBytes,
-//	    RetentionMs, RetentionBytes, FlushMessages, FlushMs, MaxBatchBytes }
-//	type BatchOptions struct { Compression Compression }
-//	type AppendResult struct { BaseOffset, LastOffset int64 }
+//	    RetentionMs, RetentionBytes, FlushMessages, FlushMs, MaxBatchBytes,
+//	    ProducerIDExpiration, MaxProducers }
+//	type BatchOptions struct { Compression Compression; Producer *Producer }
+//	type Producer struct { ID int64; Epoch int16; BaseSequence int32 }
+//	type AppendResult struct { BaseOffset, LastOffset int64; Duplicate bool }
 //	type Compression int8 // CompressionNone, …Gzip, …Snappy, …LZ4, …Zstd
 //	func ParseCompression(name string) (Compression, bool)
 //	func DefaultConfig() Config
 //	func Open(dir string, cfg Config) (*Log, error)
 //	func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err error)
 //	func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptions) (AppendResult, error)
+//	func (l *Log) AppendBatch(batch []byte, leaderEpoch int32) (AppendResult, error)
+//	func (l *Log) Producers() []ProducerInfo
 //	func (l *Log) AppendRaw(batches []byte) (last int64, err error)
 //	func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record, error)
 //	func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error)
@@ -57,7 +61,8 @@
 // Errors: *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange; carries
 // LogStartOffset and LogEndOffset), ErrCorrupt, ErrBatchTooLarge,
 // ErrEmptyBatch, ErrNotContiguous, ErrStaleEpoch, ErrClosed, ErrLogFailed,
-// ErrCorruptPartitionMetadata.
+// ErrCorruptPartitionMetadata; for producers' batches ErrInvalidRecord,
+// ErrInvalidProducer, ErrOutOfOrderSequence, ErrInvalidProducerEpoch.
 //
 // Semantics worth knowing: Read's maxBytes counts encoded record sizes and
 // ReadRaw's counts whole batches, and both always return the first
@@ -79,6 +84,8 @@
 // log-start-offset-checkpoint and leader-epoch-checkpoint
 // (text, Kafka's layout: a "0" version line, a count line, one entry per
 // line) and .clean-shutdown, present only between Close and the next Open.
+// <offset>.snapshot files hold the producer state as of that offset (see
+// Idempotent producers).
 // partition.metadata ("version: 0", "topic_id: <id>", Kafka's KIP-516
 // file) names the topic the directory belongs to; Open ignores it, and
 // ReadTopicID and WriteTopicID read and write it for the replica layer.
@@ -147,6 +154,33 @@
 // such a directory once, crash-safely, before it loads it (convert.go);
 // log-format ("2") marks a converted or new directory. The conversion
 // needs free space for one copy of the partition's log.
+//
+// # Idempotent producers
+//
+// A batch stamped with a producer (producerId ≥ 0) belongs to Kafka's
+// idempotent producer: the partition remembers, per producer, its epoch
+// and its last five batches' sequence ranges with their offsets (Kafka's
+// ProducerStateManager, producer.go). A producer's append that repeats
+// one of them writes nothing and answers with the original offsets
+// (AppendResult.Duplicate); one that does not continue the sequence is
+// ErrOutOfOrderSequence, and one of an older epoch than the partition has
+// seen ErrInvalidProducerEpoch. A producer the partition does not know
+// may start at any sequence, as in Kafka since 2.5. Followers build the
+// same state from the batches they copy, so a new leader deduplicates as
+// the old one did. A producer idle for producer.id.expiration.ms (1 day)
+// is forgotten, and past MaxProducers (100 000) the longest idle ones are.
+//
+// Every roll writes a snapshot of the state as of the new segment's base
+// offset, and Close one at the log end (producer_snapshot.go); Open
+// deletes the snapshots past the log end, loads the latest remaining one
+// and replays the batch headers after it, so that a crash between a
+// snapshot and the data before it, or a torn tail, never leaves state
+// about batches the log does not hold. Truncate deletes the snapshots
+// past the cut before it cuts and rebuilds the state the same way.
+//
+// AppendBatch stores a batch a producer encoded (the Kafka listener's
+// path) after checking it as Kafka's LogValidator does, setting only its
+// base offset and partition leader epoch.
 //
 // # Indexes
 //

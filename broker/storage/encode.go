@@ -12,6 +12,9 @@ type BatchOptions struct {
 	// Compression is the codec of the records (topic config
 	// compression.type); the zero value writes them uncompressed.
 	Compression Compression
+	// Producer stamps the batch with an idempotent producer; nil writes
+	// none (producer id, epoch and base sequence -1).
+	Producer *Producer
 }
 
 // EncodeBatch appends one uncompressed batch holding records to dst and
@@ -91,7 +94,11 @@ func (e *batchEncoder) encode(dst []byte, baseOffset int64, leaderEpoch int32, r
 	be.PutUint32(b[posLastDelta:], uint32(len(records)-1))
 	be.PutUint64(b[posFirstTs:], uint64(first))
 	be.PutUint64(b[posMaxTs:], uint64(maxTs))
-	putProducer(b, NoProducerID, NoProducerEpoch, NoSequence)
+	if p := opts.Producer; p != nil {
+		putProducer(b, p.ID, p.Epoch, p.BaseSequence)
+	} else {
+		putProducer(b, NoProducerID, NoProducerEpoch, NoSequence)
+	}
 	be.PutUint32(b[posRecordCount:], uint32(len(records)))
 	be.PutUint32(b[posCRC:], crc32.Checksum(b[posAttributes:], castagnoli))
 	return dst, rawSize, nil

@@ -22,6 +22,22 @@ var (
 	ErrStaleEpoch = errors.New("storage: leader epoch older than the log's latest")
 	// ErrClosed is returned by every method after Close or Delete.
 	ErrClosed = errors.New("storage: log closed")
+	// ErrInvalidRecord rejects a producer's batch that is well formed but
+	// not one the log takes (Kafka's INVALID_RECORD): transactional or
+	// control batches, offset deltas that are not 0, 1, 2, ….
+	ErrInvalidRecord = errors.New("storage: invalid record batch")
+	// ErrInvalidProducer rejects an idempotent batch with a negative
+	// producer epoch or sequence.
+	ErrInvalidProducer = errors.New("storage: invalid producer fields")
+	// ErrOutOfOrderSequence rejects an idempotent batch that does not
+	// continue its producer's sequence in the partition and is not one of
+	// its last five batches (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
+	ErrOutOfOrderSequence = errors.New("storage: out of order sequence number")
+	// ErrInvalidProducerEpoch rejects an idempotent batch of an older
+	// epoch than the partition has seen from its producer (Kafka's
+	// INVALID_PRODUCER_EPOCH): a newer instance of the producer has taken
+	// over.
+	ErrInvalidProducerEpoch = errors.New("storage: producer epoch older than the partition has seen")
 	// ErrLogFailed is returned by every write after an fsync of the log's
 	// files failed (see Log.Err): what was written since the last fsync
 	// that succeeded may never reach the disk, whatever a retried fsync

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // Open opens the log in dir, creating the directory if it is missing, and
@@ -134,6 +135,9 @@ func (l *Log) load() error {
 		return err
 	}
 	if err := l.setRecoveryPoint(l.leo.Load()); err != nil {
+		return err
+	}
+	if err := l.loadProducers(cfg, time.Now()); err != nil {
 		return err
 	}
 	if err := os.Remove(filepath.Join(l.dir, cleanShutdownFile)); err != nil && !errors.Is(err, os.ErrNotExist) {

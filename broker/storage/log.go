@@ -30,9 +30,10 @@ type Log struct {
 	segs    []*segment // by base offset; the last is active
 	closed  bool       // set under both locks
 
-	logStart atomic.Int64
-	leo      atomic.Int64
-	epochs   *epochCache
+	logStart  atomic.Int64
+	leo       atomic.Int64
+	epochs    *epochCache
+	producers *producerState // idempotent producers; the writer's (writeMu)
 
 	// Writer state, guarded by writeMu.
 	unflushed  int64 // messages appended since the last fsync
@@ -152,6 +153,10 @@ func (l *Log) Close() error {
 	if err == nil {
 		l.active().closeTimeIndex()
 		err = l.checkSync(l.flushAll())
+	}
+	if err == nil {
+		// The state at the log end, so that the next Open replays nothing.
+		err = l.checkSync(l.snapshotProducers(true))
 	}
 	if err == nil {
 		marker := filepath.Join(l.dir, cleanShutdownFile)

@@ -116,6 +116,9 @@ func (l *Log) deleteOldest(n int) error {
 			return err
 		}
 	}
+	if err := l.trimSnapshots(); err != nil {
+		return err
+	}
 	return l.trimEpochs()
 }
 

@@ -34,11 +34,20 @@ func (l *Log) Truncate(offset int64) (err error) {
 	if offset <= l.logStart.Load() {
 		return l.truncateFullyAndStartAt(offset)
 	}
+	// Snapshots past the cut describe batches about to go: they go first,
+	// so that no crash leaves one to be believed about a log written
+	// again differently.
+	if err := removeSnapshots(l.dir, func(off int64) bool { return off > offset }); err != nil {
+		return err
+	}
 	l.cutting()
 	l.mu.Lock()
 	err = l.truncateLocked(offset)
 	l.mu.Unlock()
 	if err != nil {
+		return err
+	}
+	if err := l.reloadProducers(); err != nil {
 		return err
 	}
 	if l.epochs.truncateFromEnd(l.leo.Load()) {
@@ -88,6 +97,10 @@ func (l *Log) truncateFullyAndStartAt(offset int64) error {
 		return fmt.Errorf("storage: cannot start a log at offset %d", offset)
 	}
 	l.cutting()
+	if err := removeSnapshots(l.dir, func(int64) bool { return true }); err != nil {
+		return err
+	}
+	l.producers = newProducerState()
 	// The start offset goes to disk first: a crash part-way through leaves
 	// a log that Open restarts at offset.
 	if err := writeOffsetCheckpoint(l.dir, logStartOffsetFile, offset); err != nil {
