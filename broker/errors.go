@@ -106,6 +106,12 @@ var errorRules = []struct {
 	// Follower appends only: the log moved under a fetch (truncated after
 	// a leader change).
 	{storage.ErrNotContiguous, api.CodeLeaderNotAvailable},
+	// A producer's batch: refused before anything was written.
+	{storage.ErrCorruptBatch, api.CodeCorruptMessage},
+	{storage.ErrInvalidRecord, api.CodeInvalidRecord},
+	{storage.ErrInvalidProducer, api.CodeInvalidArgument},
+	{storage.ErrOutOfOrderSequence, api.CodeOutOfOrderSequence},
+	{storage.ErrInvalidProducerEpoch, api.CodeInvalidProducerEpoch},
 	// Stored bytes fail their CRC: another replica may take over.
 	{storage.ErrCorrupt, api.CodeStorageError},
 	{storage.ErrCorruptPartitionMetadata, api.CodeStorageError},

@@ -72,6 +72,11 @@ var clientErrorTable = []struct {
 
 	{"memory.ErrExhausted", memory.ErrExhausted, api.CodeBrokerBusy, 503},
 	{"memory.ErrNeverFits", memory.ErrNeverFits, api.CodeBodyTooLarge, 413},
+	{"storage.ErrCorruptBatch", fmt.Errorf("%w: %w", storage.ErrCorruptBatch, storage.ErrCorrupt), api.CodeCorruptMessage, 400},
+	{"storage.ErrInvalidRecord", storage.ErrInvalidRecord, api.CodeInvalidRecord, 400},
+	{"storage.ErrInvalidProducer", storage.ErrInvalidProducer, api.CodeInvalidArgument, 400},
+	{"storage.ErrOutOfOrderSequence", storage.ErrOutOfOrderSequence, api.CodeOutOfOrderSequence, 409},
+	{"storage.ErrInvalidProducerEpoch", storage.ErrInvalidProducerEpoch, api.CodeInvalidProducerEpoch, 409},
 
 	{"metadata.ErrUnknownTopic", metadata.ErrUnknownTopic, api.CodeUnknownTopic, 404},
 	{"metadata.ErrTopicExists", metadata.ErrTopicExists, api.CodeTopicAlreadyExists, 409},

@@ -56,6 +56,17 @@ const (
 	CodeRequestTimedOut              = "REQUEST_TIMED_OUT"
 	CodeInternal                     = "INTERNAL"
 	CodeBrokerUnavailable            = "BROKER_UNAVAILABLE"
+	// Idempotent producers (Kafka's codes of the same names): a batch of
+	// a producer's that does not continue its sequence in the partition
+	// and is none of its last five; a batch of an older producer epoch
+	// than the partition has seen.
+	CodeOutOfOrderSequence   = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+	CodeInvalidProducerEpoch = "INVALID_PRODUCER_EPOCH"
+	// A producer's encoded batch that fails its CRC or does not decode
+	// (Kafka's CORRUPT_MESSAGE), or that decodes but is not one the log
+	// takes (INVALID_RECORD: transactional, control, offset deltas).
+	CodeCorruptMessage = "CORRUPT_MESSAGE"
+	CodeInvalidRecord  = "INVALID_RECORD"
 )
 
 // Codes that only travel between brokers: the fencing and placement
@@ -86,6 +97,8 @@ var statuses = map[string]int{
 	CodeInvalidReplicationFactor: http.StatusBadRequest,
 	CodeNoActiveMembers:          http.StatusBadRequest,
 	CodeInvalidISR:               http.StatusBadRequest,
+	CodeCorruptMessage:           http.StatusBadRequest,
+	CodeInvalidRecord:            http.StatusBadRequest,
 
 	CodeUnauthenticated: http.StatusUnauthorized,
 	CodeInternalTopic:   http.StatusForbidden,
@@ -113,6 +126,8 @@ var statuses = map[string]int{
 	CodeStalePartitionEpoch:    http.StatusConflict,
 	CodeStaleBrokerEpoch:       http.StatusConflict,
 	CodeNotReplica:             http.StatusConflict,
+	CodeOutOfOrderSequence:     http.StatusConflict,
+	CodeInvalidProducerEpoch:   http.StatusConflict,
 
 	CodeBodyTimeout:          http.StatusRequestTimeout,
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -102,7 +103,7 @@ func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptio
 // its header gives with offset deltas 0, 1, 2, …, no more than
 // max.message.bytes uncompressed (ErrBatchTooLarge), not transactional,
 // not a control batch and not LogAppendTime (ErrInvalidRecord); malformed
-// bytes are ErrCorrupt. An idempotent batch is then deduplicated and
+// bytes are ErrCorruptBatch (wrapping ErrCorrupt). An idempotent batch is then deduplicated and
 // sequence-checked as AppendRecords does.
 func (l *Log) AppendBatch(batch []byte, leaderEpoch int32) (res AppendResult, err error) {
 	l.writeMu.Lock()
@@ -113,6 +114,9 @@ func (l *Log) AppendBatch(batch []byte, leaderEpoch int32) (res AppendResult, er
 	defer func() { err = l.checkSync(err) }()
 	cfg := l.Config()
 	h, err := l.validateProduced(batch, cfg)
+	if errors.Is(err, ErrCorrupt) {
+		return AppendResult{}, fmt.Errorf("%w: %w", ErrCorruptBatch, err)
+	}
 	if err != nil {
 		return AppendResult{}, err
 	}

@@ -22,6 +22,10 @@ var (
 	ErrStaleEpoch = errors.New("storage: leader epoch older than the log's latest")
 	// ErrClosed is returned by every method after Close or Delete.
 	ErrClosed = errors.New("storage: log closed")
+	// ErrCorruptBatch wraps the ErrCorrupt of a producer's batch that
+	// AppendBatch refuses (Kafka's CORRUPT_MESSAGE): the sender's bytes
+	// are bad, not the log's.
+	ErrCorruptBatch = errors.New("storage: corrupt batch from the producer")
 	// ErrInvalidRecord rejects a producer's batch that is well formed but
 	// not one the log takes (Kafka's INVALID_RECORD): transactional or
 	// control batches, offset deltas that are not 0, 1, 2, ….
