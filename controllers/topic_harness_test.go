@@ -42,11 +42,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	"github.com/kairolog/kairolog/broker"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/config"
+	"github.com/kairolog/kairolog/broker/core"
+	"github.com/kairolog/kairolog/broker/httpapi"
 	"github.com/kairolog/kairolog/broker/peer"
-	"github.com/kairolog/kairolog/broker/server"
 )
 
 // scaleTestEnv turns on the 1000-Topic measurement; the reconcilers then
@@ -112,7 +113,7 @@ func labelValue(m *dto.Metric, name string) string {
 // testBroker is one broker running in the test process.
 type testBroker struct {
 	id      int32
-	b       *broker.Broker
+	b       *core.Broker
 	srv     *http.Server
 	peerSrv *http.Server
 	url     string
@@ -124,8 +125,8 @@ type testBroker struct {
 
 // testBrokerSettings are quick to start and remove stale group members
 // within a second of their session timeout.
-func testBrokerSettings() broker.Settings {
-	s := broker.DefaultSettings()
+func testBrokerSettings() config.Settings {
+	s := config.DefaultSettings()
 	s.OffsetsTopicNumPartitions = 3
 	s.OffsetsTopicReplicationFactor = 1
 	s.GroupCleanupInterval = 500 * time.Millisecond
@@ -164,7 +165,7 @@ func startBrokers(n int) []*testBroker {
 		go func() { // voters must start together to elect a leader
 			defer wg.Done()
 			s := testBrokerSettings()
-			tb.b, errs[i] = broker.New(broker.Config{ID: int32(i), DataDir: dir, HTTPAdvertise: tb.host,
+			tb.b, errs[i] = core.New(config.Config{ID: int32(i), DataDir: dir, HTTPAdvertise: tb.host,
 				PeerAdvertise: peerLn.Addr().String(), PeerSecret: secret,
 				RaftListen: raft[i], InitialVoters: voters, Settings: s, Logger: quiet,
 				RaftLogOutput: io.Discard, RaftLogLevel: "off"})
@@ -173,7 +174,7 @@ func startBrokers(n int) []*testBroker {
 				peerLn.Close()
 				return
 			}
-			public := server.New(tb.b, server.Options{Logger: quiet, MaxBodyBytes: s.MaxRequestBytes})
+			public := httpapi.New(tb.b, httpapi.Options{Logger: quiet, MaxBodyBytes: s.MaxRequestBytes})
 			tb.srv = &http.Server{Handler: public, ReadHeaderTimeout: 10 * time.Second}
 			tb.peerSrv = &http.Server{Handler: tb.b.PeerHandler(), ReadHeaderTimeout: 10 * time.Second}
 			go func() { _ = tb.srv.Serve(ln) }()

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/cluster"
+	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/peer"
 )
 
@@ -184,9 +184,9 @@ func peerAdvertisedAddress(o *options, peerListen, httpAdvertised string) (strin
 }
 
 // brokerConfig builds the broker's Config from the options.
-func brokerConfig(o *options, hostname string) (broker.Config, []string, error) {
-	cfg := broker.Config{ID: int32(o.id), DataDir: o.dataDir, RaftListen: o.raftListen, Rack: o.rack,
-		RaftLogLevel: o.raftLogLevel, Settings: broker.DefaultSettings()}
+func brokerConfig(o *options, hostname string) (config.Config, []string, error) {
+	cfg := config.Config{ID: int32(o.id), DataDir: o.dataDir, RaftListen: o.raftListen, Rack: o.rack,
+		RaftLogLevel: o.raftLogLevel, Settings: config.DefaultSettings()}
 	var err error
 	if cfg.HTTPAdvertise, err = advertisedAddress(o, hostname); err != nil {
 		return cfg, nil, err
@@ -219,7 +219,7 @@ func brokerConfig(o *options, hostname string) (broker.Config, []string, error) 
 			return cfg, nil, fmt.Errorf("--config-file: %w", err)
 		}
 		defer f.Close()
-		props, err := broker.ParseProperties(f)
+		props, err := config.ParseProperties(f)
 		if err != nil {
 			return cfg, nil, fmt.Errorf("--config-file %s: %w", o.configFile, err)
 		}

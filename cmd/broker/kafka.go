@@ -5,7 +5,8 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/kairolog/kairolog/broker"
+	"github.com/kairolog/kairolog/broker/config"
+	"github.com/kairolog/kairolog/broker/core"
 	"github.com/kairolog/kairolog/broker/kafka"
 )
 
@@ -91,7 +92,7 @@ func (l kafkaListeners) close() {
 // listenKafka binds the Kafka listener and the gateway, and sets
 // cfg.KafkaAdvertise from the bound Kafka listener (its port is known only
 // now when the flag asked for port 0).
-func listenKafka(o *options, cfg *broker.Config) (kafkaListeners, error) {
+func listenKafka(o *options, cfg *config.Config) (kafkaListeners, error) {
 	var l kafkaListeners
 	kafkaAddr, gatewayAddr, err := kafkaListenAddresses(o)
 	if err != nil {
@@ -119,7 +120,7 @@ type kafkaServers struct {
 	kafka, gateway *kafka.Server
 }
 
-func newKafkaServers(log *slog.Logger, b *broker.Broker, cfg broker.Config, l kafkaListeners) kafkaServers {
+func newKafkaServers(log *slog.Logger, b *core.Broker, cfg config.Config, l kafkaListeners) kafkaServers {
 	s := cfg.Settings
 	opts := kafka.Options{Logger: log, NodeID: b.ID(), ClusterID: b.ClusterID, Memory: b.Memory().Requests,
 		MaxRequestBytes: s.SocketRequestMaxBytes, IdleTimeout: s.ConnectionsMaxIdle, IOTimeout: s.ClientIOTimeout}

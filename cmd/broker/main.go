@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kairolog/kairolog/broker"
-	"github.com/kairolog/kairolog/broker/server"
+	"github.com/kairolog/kairolog/broker/core"
+	"github.com/kairolog/kairolog/broker/httpapi"
 )
 
 func main() {
@@ -90,7 +90,7 @@ func run(args []string) error {
 		return err
 	}
 	generated := cfg.PeerSecret.IsZero()
-	b, err := broker.New(cfg)
+	b, err := core.New(cfg)
 	if err != nil {
 		ln.Close()
 		peerLn.Close()
@@ -100,7 +100,7 @@ func run(args []string) error {
 	if generated {
 		log.Info("No cluster secret configured: this lone broker generated one, so no other broker can join it (set --peer-secret-file on every broker of a cluster)")
 	}
-	public := server.New(b, server.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes,
+	public := httpapi.New(b, httpapi.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes,
 		BodyTimeout: cfg.Settings.ClientIOTimeout})
 	srv := newHTTPServer(log, public)
 	// The peer listener is a plain TCP listener for now; TLS between
@@ -155,7 +155,7 @@ const maxHeaderBytes = 32 << 10
 // shutdown moves leaderships away while still serving (followers and the
 // controller need this broker's peer listener meanwhile), then stops both
 // listeners and closes the broker.
-func shutdown(log *slog.Logger, b *broker.Broker, srvs []*http.Server, kafkaSrvs kafkaServers, runDone <-chan struct{}) error {
+func shutdown(log *slog.Logger, b *core.Broker, srvs []*http.Server, kafkaSrvs kafkaServers, runDone <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	if err := b.ControlledShutdown(ctx); err != nil {

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kairolog/kairolog/broker"
 	"github.com/kairolog/kairolog/broker/client"
-	"github.com/kairolog/kairolog/broker/server"
+	"github.com/kairolog/kairolog/broker/config"
+	"github.com/kairolog/kairolog/broker/core"
+	"github.com/kairolog/kairolog/broker/httpapi"
 )
 
 // startBroker runs a real single-node broker in-process and returns its URL.
@@ -32,14 +33,14 @@ func startBroker(t *testing.T) string {
 	raftAddr := raft.Addr().String()
 	raft.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := broker.DefaultSettings()
+	s := config.DefaultSettings()
 	s.OffsetsTopicNumPartitions = 2
-	b, err := broker.New(broker.Config{DataDir: t.TempDir(), HTTPAdvertise: ln.Addr().String(), RaftListen: raftAddr,
+	b, err := core.New(config.Config{DataDir: t.TempDir(), HTTPAdvertise: ln.Addr().String(), RaftListen: raftAddr,
 		PeerAdvertise: peerLn.Addr().String(), Settings: s, Logger: quiet, RaftLogOutput: io.Discard, RaftLogLevel: "off"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	public := server.New(b, server.Options{Logger: quiet})
+	public := httpapi.New(b, httpapi.Options{Logger: quiet})
 	srv := httptest.NewUnstartedServer(public)
 	srv.Listener.Close()
 	srv.Listener = ln

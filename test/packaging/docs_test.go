@@ -43,14 +43,14 @@ func normalizeRoute(method, path string) string {
 	return method + " " + path
 }
 
-// brokerRoutes reads the route table of broker/server from its source: the
+// brokerRoutes reads the route table of broker/httpapi from its source: the
 // server keeps its routes in an unexported map and offers no way to list
 // them, so the test parses every s.handle("METHOD /path", …) call (and
 // s.handleOps, the routes that answer without waiting for the metadata).
 func brokerRoutes(t *testing.T) []string {
 	t.Helper()
 	fset := token.NewFileSet()
-	dir := filepath.Join(repoRoot, "broker", "server")
+	dir := filepath.Join(repoRoot, "broker", "httpapi")
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func brokerRoutes(t *testing.T) []string {
 		})
 	}
 	if len(routes) < 10 {
-		t.Fatalf("found only %d routes in broker/server; has the route table moved?", len(routes))
+		t.Fatalf("found only %d routes in broker/httpapi; has the route table moved?", len(routes))
 	}
 	sort.Strings(routes)
 	return routes

@@ -1,0 +1,46 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/config"
+)
+
+// TestLogConfigReadsStoredValuesWithinTheBounds: a topic config stored
+// before the table's minimums (segment.bytes=1 made every batch a segment)
+// is applied as the minimum; 0 and -1 keep what they meant when stored.
+// Before, the storage took segment.bytes=1 as it was.
+func TestLogConfigReadsStoredValuesWithinTheBounds(t *testing.T) {
+	s := config.DefaultSettings()
+	tests := []struct {
+		name      string
+		overrides map[string]string
+		check     func(t *testing.T, segmentBytes int64, segmentMs, retention time.Duration, retentionBytes int64)
+	}{
+		{"a 1-byte segment is 1 MiB", map[string]string{"segment.bytes": "1", "segment.ms": "1"},
+			func(t *testing.T, sb int64, sm, _ time.Duration, _ int64) {
+				if sb != 1<<20 || sm != time.Second {
+					t.Errorf("segment.bytes %d, segment.ms %v; want 1 MiB and 1s", sb, sm)
+				}
+			}},
+		{"no override: the broker's settings", nil,
+			func(t *testing.T, sb int64, sm, r time.Duration, _ int64) {
+				if sb != s.LogSegmentBytes || sm != s.LogSegmentMs || r != s.LogRetentionMs {
+					t.Errorf("segment.bytes %d, segment.ms %v, retention %v; want the settings'", sb, sm, r)
+				}
+			}},
+		{"0 and -1 keep their meaning: no limit", map[string]string{"retention.ms": "0", "retention.bytes": "0"},
+			func(t *testing.T, _ int64, _, r time.Duration, rb int64) {
+				if r > 0 || rb > 0 {
+					t.Errorf("retention %v, %d bytes; want no limit (a stored 0 never meant keep nothing)", r, rb)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := logConfig(s, tt.overrides)
+			tt.check(t, c.SegmentBytes, c.SegmentMs, c.RetentionMs, c.RetentionBytes)
+		})
+	}
+}

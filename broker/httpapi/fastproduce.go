@@ -1,0 +1,318 @@
+package httpapi
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// fastProduce decodes produce bodies without reflection: one JSON object
+// whose values are strings without escapes, integers, booleans or null, plus
+// "records" (an array of such objects) and "headers" (an object of such
+// strings). It reports ok=false for anything else (escapes, fractions,
+// numbers that do not fit, nesting it does not expect, repeated "records" or
+// "headers", malformed input), and the caller then decodes with
+// encoding/json, which also words the error. For every input it accepts it
+// yields what encoding/json would (FuzzFastProduce checks this).
+//
+// records is how many records the body holds (scanShape), so that their
+// slice is allocated once.
+func fastProduce(raw []byte, records int) (body produceBody, ok bool) {
+	p := fastParser{b: raw, recordCount: records}
+	p.ws()
+	ok = p.object(func(key string) bool { return p.topField(&body, key) })
+	return body, ok && p.end()
+}
+
+// object parses {"key": value, ...}, calling field for each key with the
+// parser on the value.
+func (p *fastParser) object(field func(key string) bool) bool {
+	if !p.eat('{') {
+		return false
+	}
+	p.ws()
+	if p.eat('}') {
+		return true
+	}
+	for {
+		p.ws()
+		key, ok := p.str()
+		if !ok {
+			return false
+		}
+		p.ws()
+		if !p.eat(':') {
+			return false
+		}
+		p.ws()
+		if !field(key) {
+			return false
+		}
+		p.ws()
+		if p.eat(',') {
+			continue
+		}
+		return p.eat('}')
+	}
+}
+
+type fastParser struct {
+	b           []byte
+	i           int
+	sawRecords  bool
+	recordCount int // the records the body holds, as counted before parsing
+}
+
+func (p *fastParser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *fastParser) eat(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *fastParser) end() bool {
+	p.ws()
+	return p.i == len(p.b)
+}
+
+func (p *fastParser) peek() byte {
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+// plainByte marks the bytes a string can hold as they are: not a quote, a
+// backslash, a control character or the start of a multi-byte rune.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads a string with no escapes and valid UTF-8. The string shares the
+// request body's memory: the body is read once into its own buffer and never
+// written again, and every consumer of these strings copies what it keeps
+// (records into the log's batch, names via strings.Clone where stored).
+func (p *fastParser) str() (string, bool) {
+	if !p.eat('"') {
+		return "", false
+	}
+	start, b := p.i, p.b
+	i := p.i
+	for i < len(b) && plainByte[b[i]] {
+		i++
+	}
+	if i < len(b) && b[i] >= utf8.RuneSelf {
+		// Non-ASCII: finish the scan rune-aware, then validate.
+		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
+			i++
+		}
+		if i < len(b) && b[i] == '"' && !utf8.Valid(b[start:i]) {
+			return "", false
+		}
+	}
+	if i >= len(b) || b[i] != '"' {
+		return "", false
+	}
+	p.i = i + 1
+	if i == start {
+		return "", true
+	}
+	return unsafe.String(&b[start], i-start), true
+}
+
+// integer reads a JSON integer (no fraction or exponent).
+func (p *fastParser) integer(bits int) (int64, bool) {
+	start := p.i
+	p.eat('-')
+	digits := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	if p.i == digits || (p.b[digits] == '0' && p.i-digits > 1) {
+		return 0, false
+	}
+	if c := p.peek(); c == '.' || c == 'e' || c == 'E' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, bits)
+	return n, err == nil
+}
+
+func (p *fastParser) literal(lit string) bool {
+	if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
+		p.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// foldKey lowercases an ASCII key, as encoding/json matches keys
+// case-insensitively; a non-ASCII key (which encoding/json folds with
+// Unicode rules) goes to the slow path.
+func foldKey(key string) (string, bool) {
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	return strings.ToLower(key), true
+}
+
+// topField reads one field of the request object.
+func (p *fastParser) topField(body *produceBody, key string) bool {
+	key, ok := foldKey(key)
+	if !ok {
+		return false
+	}
+	switch key {
+	case "topic":
+		return p.strField(&body.Topic)
+	case "encoding":
+		return p.strField(&body.Encoding)
+	case "timeout_ms":
+		return p.intField(&body.TimeoutMs)
+	case "acks":
+		if p.literal("null") {
+			return false
+		}
+		start := p.i
+		if p.peek() == '"' {
+			if _, ok := p.str(); !ok {
+				return false
+			}
+		} else if _, ok := p.integer(64); !ok {
+			return false
+		}
+		return body.Acks.UnmarshalJSON(p.b[start:p.i]) == nil
+	case "records":
+		if body.Records != nil || p.sawRecords {
+			return false // encoding/json would merge into the first array
+		}
+		p.sawRecords = true
+		if p.literal("null") {
+			return true
+		}
+		return p.records(body)
+	}
+	return p.recordField(&body.produceRecordBody, key)
+}
+
+func (p *fastParser) records(body *produceBody) bool {
+	if !p.eat('[') {
+		return false
+	}
+	recs := make([]produceRecordBody, 0, p.recordCount)
+	p.ws()
+	if !p.eat(']') {
+		for {
+			p.ws()
+			var r produceRecordBody
+			if !p.object(func(key string) bool {
+				k, ok := foldKey(key)
+				return ok && p.recordField(&r, k)
+			}) {
+				return false
+			}
+			recs = append(recs, r)
+			p.ws()
+			if p.eat(',') {
+				continue
+			}
+			if !p.eat(']') {
+				return false
+			}
+			break
+		}
+	}
+	body.Records = &recs
+	return true
+}
+
+// recordField reads one field of a record (folded key).
+func (p *fastParser) recordField(r *produceRecordBody, key string) bool {
+	switch key {
+	case "partition":
+		if p.literal("null") {
+			r.Partition = nil
+			return true
+		}
+		n, ok := p.integer(32)
+		v := int32(n)
+		r.Partition = &v
+		return ok
+	case "key":
+		return p.strField(&r.Key)
+	case "message":
+		return p.strField(&r.Message)
+	case "value":
+		return p.strField(&r.Value)
+	case "timestamp":
+		return p.intField(&r.Timestamp)
+	case "headers":
+		if r.Headers != nil || p.literal("null") {
+			return false // a repeat would merge; null clears (rare)
+		}
+		h := map[string]string{}
+		if !p.object(func(key string) bool {
+			v, ok := p.str()
+			h[key] = v
+			return ok
+		}) {
+			return false
+		}
+		r.Headers = h
+		return true
+	}
+	return p.skipScalar()
+}
+
+func (p *fastParser) strField(dst **string) bool {
+	if p.literal("null") {
+		*dst = nil
+		return true
+	}
+	s, ok := p.str()
+	*dst = &s
+	return ok
+}
+
+func (p *fastParser) intField(dst **int64) bool {
+	if p.literal("null") {
+		*dst = nil
+		return true
+	}
+	n, ok := p.integer(64)
+	*dst = &n
+	return ok
+}
+
+// skipScalar skips the value of an unknown field if it is a scalar.
+func (p *fastParser) skipScalar() bool {
+	switch c := p.peek(); {
+	case c == '"':
+		_, ok := p.str()
+		return ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, ok := p.integer(64)
+		return ok
+	case p.literal("true"), p.literal("false"):
+		return true
+	}
+	return false
+}
