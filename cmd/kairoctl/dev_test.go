@@ -116,7 +116,7 @@ func TestDevClusterAsDocumented(t *testing.T) {
 	}
 
 	// Stop broker 2 on its own: the others keep serving.
-	m := regexp.MustCompile(`broker 2: http://\S+ \(raft \S+, peer \S+\), pid (\d+)`).FindStringSubmatch(out.String())
+	m := regexp.MustCompile(`broker 2: http://\S+ \(raft \S+, peer \S+\).*, pid (\d+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no pid for broker 2 in the output")
 	}
