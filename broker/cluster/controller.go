@@ -182,13 +182,25 @@ func (c *controller) heardFrom(except int) []int {
 	return out
 }
 
+// lastSeen is when broker id was last heard from, for its session: its
+// latest heartbeat, but no earlier than when this controller took over or
+// when a stall of this process ended. While this process stood still (a
+// long pause, a starved or frozen machine) it handled no heartbeat, so the
+// silence it finds afterwards is its own, not the brokers': fencing them
+// for it would move every leadership off brokers that kept heartbeating.
+// Each broker gets a full session from the stall's end instead, as from a
+// new controller's start.
 func (c *controller) lastSeen(id int) time.Time {
+	from := c.n.lastStallEnd()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t := c.seen[id]; t.After(c.since) {
+	if c.since.After(from) {
+		from = c.since
+	}
+	if t := c.seen[id]; t.After(from) {
 		return t
 	}
-	return c.since
+	return from
 }
 
 func (c *controller) fenceSilent() {

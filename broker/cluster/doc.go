@@ -4,9 +4,11 @@
 // replicated state machine is the cluster metadata (package metadata:
 // brokers, topics, replica placement, leaders, leader epochs, ISRs,
 // configs). The raft leader is the controller. It tracks broker
-// heartbeats, fences brokers silent for the session timeout, elects
-// partition leaders from the ISR (out-of-sync replicas only where a topic
-// sets unclean.leader.election.enable), commits ISR changes proposed by
+// heartbeats, fences brokers silent for the session timeout (counted from
+// no earlier than its own start, or than the end of a stall of its own
+// process, during which it handled no heartbeat), elects partition
+// leaders from the ISR (out-of-sync replicas only where a topic sets
+// unclean.leader.election.enable), commits ISR changes proposed by
 // partition leaders, drives reassignments and drains, and moves leadership
 // back to preferred replicas.
 //

@@ -94,6 +94,22 @@ func (n *Node) MetadataLease() (index uint64, ok bool) {
 	return l.confirmedIndex, true
 }
 
+// lastStallEnd returns when the latest stall of this process ended, as
+// the watchdog saw it, or now while the watchdog has not ticked for longer
+// than stallThreshold: a stall is under way, or has just ended and the
+// watchdog has not run since. The controller counts a broker's silence
+// from no earlier than this (controller.lastSeen).
+func (n *Node) lastStallEnd() time.Time {
+	now := time.Now()
+	l := &n.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.lastTick) > n.stallThreshold() {
+		return now
+	}
+	return l.stallEnd
+}
+
 // watchStalls is the lease's watchdog: a tick that comes more than
 // stallThreshold after the one before ends a stall.
 func (n *Node) watchStalls() {
