@@ -179,6 +179,8 @@ var errorRules = []struct {
 	{metadata.ErrNotReady, api.CodeNotReady},
 	{metadata.ErrRequestTimedOut, api.CodeRequestTimedOut},
 	{metadata.ErrInvalidCommand, api.CodeInvalidArgument},
+	// Another broker's block of producer ids committed first: ask again.
+	{metadata.ErrStaleProducerIDs, api.CodeNotController},
 	// Fencing of the replicas' own proposals (leader epochs, partition
 	// epochs, ISR changes): a leadership or reassignment moved meanwhile.
 	{metadata.ErrFencedLeaderEpoch, api.CodeLeaderNotAvailable},

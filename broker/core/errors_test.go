@@ -78,6 +78,7 @@ var clientErrorTable = []struct {
 	{"storage.ErrOutOfOrderSequence", storage.ErrOutOfOrderSequence, api.CodeOutOfOrderSequence, 409},
 	{"storage.ErrInvalidProducerEpoch", storage.ErrInvalidProducerEpoch, api.CodeInvalidProducerEpoch, 409},
 
+	{"metadata.ErrStaleProducerIDs", metadata.ErrStaleProducerIDs, api.CodeNotController, 503},
 	{"metadata.ErrUnknownTopic", metadata.ErrUnknownTopic, api.CodeUnknownTopic, 404},
 	{"metadata.ErrTopicExists", metadata.ErrTopicExists, api.CodeTopicAlreadyExists, 409},
 	{"metadata.ErrInvalidTopic", metadata.ErrInvalidTopic, api.CodeInvalidArgument, 400},

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -75,6 +76,11 @@ func (img *Image) apply(c Command, index uint64) error {
 			return missing
 		}
 		return img.reassign(c.Reassign.Moves)
+	case CmdAllocateIDs:
+		if c.AllocateIDs == nil {
+			return missing
+		}
+		return img.allocateIDs(*c.AllocateIDs)
 	}
 	if c.Broker == nil {
 		return missing
@@ -183,4 +189,19 @@ func (img *Image) commit(topic string, orig, q *Partition) {
 		q.LeaderEpoch = orig.LeaderEpoch + 1
 	}
 	img.setPartition(topic, q)
+}
+
+// allocateIDs hands the block [a.From, a.From+a.Count) of producer ids
+// out, if it is the next one.
+func (img *Image) allocateIDs(a AllocateIDs) error {
+	switch {
+	case a.Count < 1 || a.Count > maxProducerIDBlock:
+		return fmt.Errorf("%w: a block of %d producer ids", ErrInvalidCommand, a.Count)
+	case a.From != img.NextProducerID:
+		return fmt.Errorf("%w: block from %d, the next id is %d", ErrStaleProducerIDs, a.From, img.NextProducerID)
+	case a.From > math.MaxInt64-a.Count:
+		return fmt.Errorf("%w: producer ids exhausted", ErrInvalidCommand)
+	}
+	img.NextProducerID = a.From + a.Count
+	return nil
 }

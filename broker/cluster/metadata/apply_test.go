@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -355,5 +356,39 @@ func TestInternalTopicRefusesChanges(t *testing.T) {
 	b.do(reassign("__consumer_offsets", 1, 1))
 	if n := len(b.img.Topic("__consumer_offsets").Partitions); n != 2 {
 		t.Fatalf("internal topic has %d partitions", n)
+	}
+}
+
+func TestAllocateIDs(t *testing.T) {
+	img := NewImage()
+	steps := []struct {
+		cmd  AllocateIDs
+		want error
+		next int64
+	}{
+		{AllocateIDs{Broker: 1, From: 0, Count: 1000}, nil, 1000},
+		{AllocateIDs{Broker: 2, From: 0, Count: 1000}, ErrStaleProducerIDs, 1000}, // proposed again: not handed out twice
+		{AllocateIDs{Broker: 2, From: 1000, Count: 10}, nil, 1010},
+		{AllocateIDs{Broker: 2, From: 1010, Count: 0}, ErrInvalidCommand, 1010},
+		{AllocateIDs{Broker: 2, From: 1010, Count: maxProducerIDBlock + 1}, ErrInvalidCommand, 1010},
+	}
+	for i, s := range steps {
+		next, err := img.Apply(Command{Type: CmdAllocateIDs, AllocateIDs: &s.cmd}, uint64(i+1))
+		if !errors.Is(err, s.want) || (s.want == nil) != (err == nil) {
+			t.Fatalf("step %d %+v: %v, want %v", i, s.cmd, err, s.want)
+		}
+		if next.NextProducerID != s.next {
+			t.Fatalf("step %d: next producer id %d, want %d", i, next.NextProducerID, s.next)
+		}
+		img = next
+	}
+	// A raft snapshot keeps it.
+	b, err := json.Marshal(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := NewImage()
+	if err := json.Unmarshal(b, restored); err != nil || restored.NextProducerID != 1010 {
+		t.Fatalf("restored next producer id %d, %v", restored.NextProducerID, err)
 	}
 }

@@ -27,6 +27,7 @@ const (
 	CmdDrain            CommandType = "drain"
 	CmdCancelDrain      CommandType = "cancel_drain"
 	CmdRemoveBroker     CommandType = "remove_broker"
+	CmdAllocateIDs      CommandType = "allocate_producer_ids"
 )
 
 // Command is one entry of the metadata log: its Type and the matching
@@ -44,6 +45,7 @@ type Command struct {
 	AlterISR         *AlterISR         `json:"alter_isr,omitempty"`
 	ElectLeaders     *ElectLeaders     `json:"elect_leaders,omitempty"`
 	Reassign         *Reassign         `json:"reassign,omitempty"`
+	AllocateIDs      *AllocateIDs      `json:"allocate_producer_ids,omitempty"`
 }
 
 // InitCluster names the cluster once; later ones change nothing.
@@ -156,6 +158,19 @@ type Move struct {
 	Partition int    `json:"partition"`
 	Target    []int  `json:"target"`
 }
+
+// AllocateIDs hands out the block of producer ids [From, From+Count) to a
+// broker, which gives them to idempotent producers one by one. From must
+// be the image's NextProducerID, so that a block is handed out once
+// however often the command is proposed (ErrStaleProducerIDs otherwise).
+type AllocateIDs struct {
+	Broker int   `json:"broker"`
+	From   int64 `json:"from"`
+	Count  int64 `json:"count"`
+}
+
+// maxProducerIDBlock bounds one allocation.
+const maxProducerIDBlock = 1 << 20
 
 // Encode returns the log entry for c.
 func (c Command) Encode() ([]byte, error) { return json.Marshal(c) }

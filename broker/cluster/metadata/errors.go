@@ -40,6 +40,9 @@ var (
 	ErrInvalidCommand         = errors.New("invalid metadata command")
 	ErrNotReady               = errors.New("metadata not ready")
 	ErrRequestTimedOut        = errors.New("request timed out")
+	// ErrStaleProducerIDs: an AllocateIDs planned from a next producer id
+	// the image no longer has (another block was handed out meanwhile).
+	ErrStaleProducerIDs = errors.New("producer id block already handed out")
 )
 
 // codes names the API code of each error; package api holds the HTTP
@@ -71,6 +74,7 @@ var codes = []struct {
 	{ErrInvalidCommand, api.CodeInvalidArgument},
 	{ErrNotReady, api.CodeNotReady},
 	{ErrRequestTimedOut, api.CodeRequestTimedOut},
+	{ErrStaleProducerIDs, api.CodeNotController},
 }
 
 // Code returns the API error code of err ("UNKNOWN_TOPIC", …) and the HTTP

@@ -21,6 +21,10 @@ type Image struct {
 	Brokers map[int]*Broker `json:"brokers"`
 	// Topics by name.
 	Topics map[string]*Topic `json:"topics"`
+	// NextProducerID is the first producer id not handed out yet: ids
+	// below it belong to blocks given to brokers (AllocateIDs) and are
+	// never given again.
+	NextProducerID int64 `json:"next_producer_id,omitempty"`
 
 	// owned marks the topics an Apply in progress has already copied, so
 	// a command touching many partitions of one topic copies it once.
@@ -165,10 +169,11 @@ func (p *Partition) HasReplica(id int) bool { return slices.Contains(p.Replicas,
 // broker or topic.
 func (img *Image) clone() *Image {
 	next := &Image{
-		Index:     img.Index,
-		ClusterID: img.ClusterID,
-		Brokers:   make(map[int]*Broker, len(img.Brokers)),
-		Topics:    make(map[string]*Topic, len(img.Topics)),
+		Index:          img.Index,
+		ClusterID:      img.ClusterID,
+		Brokers:        make(map[int]*Broker, len(img.Brokers)),
+		Topics:         make(map[string]*Topic, len(img.Topics)),
+		NextProducerID: img.NextProducerID,
 	}
 	for id, b := range img.Brokers {
 		next.Brokers[id] = b
