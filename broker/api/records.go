@@ -51,6 +51,25 @@ type ProduceRequest struct {
 	Acks    Acks            `json:"acks"`
 	// Timeout bounds the wait of acks=all; 0 is 30 s.
 	Timeout time.Duration `json:"timeout"`
+	// Producer makes the produce idempotent: its batch is not written
+	// again when the same producer sends the same sequence again. All
+	// records then go to one partition.
+	Producer *ProducerSequence `json:"producer,omitempty"`
+}
+
+// Producer is an idempotent producer as the cluster gave it out (POST
+// /producers): an id never handed out before and its epoch.
+type Producer struct {
+	ID    int64 `json:"producer_id"`
+	Epoch int16 `json:"producer_epoch"`
+}
+
+// ProducerSequence stamps a produce with its idempotent producer and the
+// sequence number of its first record in the partition.
+type ProducerSequence struct {
+	ID       int64 `json:"id"`
+	Epoch    int16 `json:"epoch"`
+	Sequence int32 `json:"sequence"`
 }
 
 // Position is where a produced record was stored, or why it was not.
@@ -63,6 +82,9 @@ type Position struct {
 	// on fewer in-sync replicas than asked for
 	// (NOT_ENOUGH_REPLICAS_AFTER_APPEND).
 	Err error
+	// Duplicate: an idempotent produce sent again; the record was stored
+	// by the first, at Offset, and not written again.
+	Duplicate bool
 }
 
 // Stored reports whether the record is in the partition's log.
@@ -101,6 +123,8 @@ type RecordPosition struct {
 	Offset    int64  `json:"offset"`
 	Error     string `json:"error,omitempty"`
 	Code      string `json:"code,omitempty"`
+	// Duplicate: stored by an earlier send of the same idempotent batch.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // Stored reports whether the record is in the partition's log.
@@ -113,11 +137,12 @@ type recordPositionJSON struct {
 	Offset    *int64 `json:"offset,omitempty"`
 	Error     string `json:"error,omitempty"`
 	Code      string `json:"code,omitempty"`
+	Duplicate bool   `json:"duplicate,omitempty"`
 }
 
 // MarshalJSON leaves "offset" out for a record that was not stored.
 func (r RecordPosition) MarshalJSON() ([]byte, error) {
-	w := recordPositionJSON{Partition: r.Partition, Error: r.Error, Code: r.Code}
+	w := recordPositionJSON{Partition: r.Partition, Error: r.Error, Code: r.Code, Duplicate: r.Duplicate}
 	if r.Offset >= 0 {
 		w.Offset = &r.Offset
 	}
@@ -130,7 +155,7 @@ func (r *RecordPosition) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = RecordPosition{Partition: w.Partition, Offset: -1, Error: w.Error, Code: w.Code}
+	*r = RecordPosition{Partition: w.Partition, Offset: -1, Error: w.Error, Code: w.Code, Duplicate: w.Duplicate}
 	if w.Offset != nil {
 		r.Offset = *w.Offset
 	}

@@ -49,6 +49,8 @@ const (
 	CodeRequestTimedOut              = api.CodeRequestTimedOut
 	CodeInternal                     = api.CodeInternal
 	CodeBrokerUnavailable            = api.CodeBrokerUnavailable
+	CodeOutOfOrderSequence           = api.CodeOutOfOrderSequence
+	CodeInvalidProducerEpoch         = api.CodeInvalidProducerEpoch
 )
 
 // StatusForCode is the HTTP status the broker answers with for an error code;

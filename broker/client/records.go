@@ -30,6 +30,13 @@ func (c *Client) Produce(ctx context.Context, req ProduceRequest) (*ProduceRespo
 	return &out, err
 }
 
+// NewProducer asks for an idempotent producer's id and epoch (POST
+// /producers). Producer uses it.
+func (c *Client) NewProducer(ctx context.Context) (ProducerIdentity, error) {
+	var out ProducerIdentity
+	return out, c.call(ctx, http.MethodPost, "/producers", nil, nil, &out, 0)
+}
+
 // Fetch reads records from one partition (GET /fetch).
 func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*FetchResponse, error) {
 	q := url.Values{

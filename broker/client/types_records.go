@@ -38,7 +38,17 @@ type ProduceRequest struct {
 	Acks      string            `json:"acks,omitempty"`
 	TimeoutMs int64             `json:"timeout_ms,omitempty"`
 	Encoding  string            `json:"encoding,omitempty"`
+	// An idempotent produce (see Producer): the producer's id and epoch
+	// from NewProducer, and the sequence number of the first record in
+	// the partition. All records must go to one partition.
+	ProducerID    *int64 `json:"producer_id,omitempty"`
+	ProducerEpoch *int16 `json:"producer_epoch,omitempty"`
+	Sequence      *int32 `json:"sequence,omitempty"`
 }
+
+// ProducerIdentity is the reply of POST /producers: an idempotent
+// producer's id and epoch.
+type ProducerIdentity = api.Producer
 
 // ProduceResponse is the reply of POST /produce. A single-record request
 // fills Partition and Offset; a batch fills Records, one entry per request
@@ -56,6 +66,9 @@ type ProduceResponse struct {
 	Records   []RecordPosition `json:"records,omitempty"`
 	// Partial: some records were stored and others not (failed replies only).
 	Partial bool `json:"partial,omitempty"`
+	// Duplicate: an idempotent produce sent again; the first send stored
+	// the records where the reply says, and this one wrote nothing.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 // RecordPosition is where one produced record was stored, or why it was

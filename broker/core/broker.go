@@ -54,6 +54,8 @@ type Broker struct {
 	// peerClient calls other brokers' peer listeners.
 	peerClient *peer.Client
 	rr         sync.Map // topic → *roundRobin
+	// producerIDs hands out idempotent producers' ids.
+	producerIDs producerIDs
 	// memory bounds what requests hold at once (broker/memory).
 	memory memory.Budget
 

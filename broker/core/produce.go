@@ -54,6 +54,11 @@ func (b *Broker) Produce(ctx context.Context, args api.ProduceRequest) ([]api.Po
 	if args.Timeout <= 0 {
 		args.Timeout = defaultProduceTimeout
 	}
+	if args.Producer != nil {
+		if err := b.checkProducer(ctx, args.Producer); err != nil {
+			return nil, err
+		}
+	}
 	n := int32(len(t.Partitions))
 	parts := make([]int32, len(args.Records))
 	// Keyless records of one request share one partition, the next in turn:
@@ -65,6 +70,11 @@ func (b *Broker) Produce(ctx context.Context, args api.ProduceRequest) ([]api.Po
 		switch {
 		case p == api.AnyPartition && args.Records[i].Key != nil:
 			p = api.KeyPartition(args.Records[i].Key, n)
+		case p == api.AnyPartition && args.Producer != nil:
+			// Round robin could send the retry elsewhere, where its
+			// sequence means nothing.
+			return nil, api.Errorf(api.CodeInvalidArgument,
+				"an idempotent produce names the partition of a record without a key, so that a retry reaches the same partition")
 		case p == api.AnyPartition:
 			if keyless < 0 {
 				keyless = b.roundRobin(args.Topic).pick(n)
@@ -74,6 +84,10 @@ func (b *Broker) Produce(ctx context.Context, args api.ProduceRequest) ([]api.Po
 			return nil, errUnknownPartition(args.Topic, p, n)
 		}
 		parts[i] = p
+	}
+	if args.Producer != nil && !single(parts) {
+		return nil, api.Errorf(api.CodeInvalidArgument,
+			"an idempotent produce writes to one partition (its sequence counts that partition's records); these records go to several")
 	}
 	positions := make([]api.Position, len(args.Records))
 	// The common case, one partition, runs on the request's goroutine.
@@ -207,7 +221,8 @@ func (b *Broker) appendLocal(ctx context.Context, args api.ProduceRequest, p int
 	if args.Acks == api.AcksAll {
 		acks = replica.AcksAll
 	}
-	batch := replica.Batch{Records: recs, Options: storage.BatchOptions{Compression: b.compression(args.Topic)}}
+	batch := replica.Batch{Records: recs, Options: storage.BatchOptions{Compression: b.compression(args.Topic),
+		Producer: storageProducer(args.Producer)}}
 	res, err := b.replicas.ProduceBatch(ctx, args.Topic, p, batch, acks, args.Timeout)
 	if err != nil && b.lagging(err, args.Topic, p) && b.awaitLeader(ctx, args.Topic, p) {
 		res, err = b.replicas.ProduceBatch(ctx, args.Topic, p, batch, acks, args.Timeout)
@@ -226,7 +241,7 @@ func (b *Broker) appendLocal(ctx context.Context, args api.ProduceRequest, p int
 	// but on fewer replicas than asked for, and the producer learns both.
 	err = apiError(err)
 	for j, i := range idx {
-		positions[i] = api.Position{Partition: p, Offset: base + int64(j), Err: err}
+		positions[i] = api.Position{Partition: p, Offset: base + int64(j), Err: err, Duplicate: res.Duplicate}
 	}
 	return err
 }
@@ -266,7 +281,8 @@ type producedPositions struct {
 // proxyProduce sends one partition's records to its leader and takes the
 // leader's answer for each record.
 func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, leader, epoch int32, idx []int, positions []api.Position) error {
-	req := api.ProduceRequest{Topic: args.Topic, Acks: args.Acks, Timeout: args.Timeout, Records: make([]api.ProduceRecord, len(idx))}
+	req := api.ProduceRequest{Topic: args.Topic, Acks: args.Acks, Timeout: args.Timeout, Producer: args.Producer,
+		Records: make([]api.ProduceRecord, len(idx))}
 	for j, i := range idx {
 		req.Records[j] = args.Records[i]
 		req.Records[j].Partition = p
@@ -291,7 +307,7 @@ func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, l
 			rerr = e
 			firstErr = cmp.Or(firstErr, rerr)
 		}
-		positions[i] = api.Position{Partition: rec.Partition, Offset: rec.Offset, Err: rerr}
+		positions[i] = api.Position{Partition: rec.Partition, Offset: rec.Offset, Err: rerr, Duplicate: rec.Duplicate}
 	}
 	return firstErr
 }
@@ -308,7 +324,7 @@ func (b *Broker) serveProduce(ctx context.Context, req api.ProduceRequest) (prod
 	}
 	out := producedPositions{Records: make([]api.RecordPosition, len(positions))}
 	for i, p := range positions {
-		out.Records[i] = api.RecordPosition{Partition: p.Partition, Offset: p.Offset}
+		out.Records[i] = api.RecordPosition{Partition: p.Partition, Offset: p.Offset, Duplicate: p.Duplicate}
 		if p.Err != nil {
 			e, _ := AsAPIError(p.Err)
 			if e == nil {

@@ -187,6 +187,12 @@ func (p *fastParser) topField(body *produceBody, key string) bool {
 		return p.strField(&body.Encoding)
 	case "timeout_ms":
 		return p.intField(&body.TimeoutMs)
+	case "producer_id":
+		return p.intField(&body.ProducerID)
+	case "producer_epoch":
+		return p.intField(&body.ProducerEpoch)
+	case "sequence":
+		return p.intField(&body.Sequence)
 	case "acks":
 		if p.literal("null") {
 			return false

@@ -30,6 +30,10 @@ type produceBody struct {
 	Acks      acksValue            `json:"acks"`
 	TimeoutMs *int64               `json:"timeout_ms"`
 	Encoding  *string              `json:"encoding"`
+	// An idempotent produce: all three, or none.
+	ProducerID    *int64 `json:"producer_id"`
+	ProducerEpoch *int64 `json:"producer_epoch"`
+	Sequence      *int64 `json:"sequence"`
 }
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
@@ -129,6 +133,10 @@ func (s *Server) produceFailure(r *http.Request, topic string, positions []api.P
 func appendProduceResponse(b []byte, topic string, positions []api.Position, batch bool) []byte {
 	b = append(b, `{"status":"stored","topic":`...)
 	b = appendString(b, topic)
+	if len(positions) > 0 && positions[0].Duplicate {
+		// An idempotent produce sent again: stored by the first send.
+		b = append(b, `,"duplicate":true`...)
+	}
 	if !batch {
 		b = append(b, `,"partition":`...)
 		b = strconv.AppendInt(b, int64(positions[0].Partition), 10)
@@ -195,6 +203,9 @@ func (b *produceBody) toArgs() (args api.ProduceRequest, batch bool, err *api.Er
 		}
 		args.Timeout = time.Duration(*b.TimeoutMs) * time.Millisecond
 	}
+	if args.Producer, err = b.producer(); err != nil {
+		return args, b.Records != nil, err
+	}
 	b64 := false
 	if b.Encoding != nil {
 		switch strings.ToLower(*b.Encoding) {
@@ -228,6 +239,27 @@ func (b *produceBody) toArgs() (args api.ProduceRequest, batch bool, err *api.Er
 		args.Records[i] = rec
 	}
 	return args, true, nil
+}
+
+// producer reads producer_id, producer_epoch and sequence: all three make
+// the produce idempotent (docs/api.md, Idempotent produce).
+func (b *produceBody) producer() (*api.ProducerSequence, *api.Error) {
+	if b.ProducerID == nil && b.ProducerEpoch == nil && b.Sequence == nil {
+		return nil, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+		max  int64
+	}{{"producer_id", b.ProducerID, math.MaxInt64}, {"producer_epoch", b.ProducerEpoch, math.MaxInt16}, {"sequence", b.Sequence, math.MaxInt32}} {
+		if f.v == nil {
+			return nil, api.Errorf(api.CodeMissingField, "field %q is required with producer_id, producer_epoch and sequence", f.name)
+		}
+		if *f.v < 0 || *f.v > f.max {
+			return nil, invalid("%s must be between 0 and %d, got %d", f.name, f.max, *f.v)
+		}
+	}
+	return &api.ProducerSequence{ID: *b.ProducerID, Epoch: int16(*b.ProducerEpoch), Sequence: int32(*b.Sequence)}, nil
 }
 
 func recordField(i int) string { return "records[" + int64Text(int64(i)) + "]." }

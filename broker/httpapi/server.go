@@ -134,6 +134,7 @@ func (s *Server) registerRoutes() {
 
 	s.topicRoutes()
 	s.handle("POST /produce", "produce", kindData, s.produce)
+	s.producerRoutes()
 	s.handle("GET /fetch", "fetch", kindData, s.fetch)
 	s.seedGroupRoutes()
 	s.groupRoutes()

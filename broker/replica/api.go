@@ -19,14 +19,18 @@ func (m *Manager) Produce(ctx context.Context, topic string, partition int32, re
 }
 
 // Batch is what one produce appends to one partition: records, written as
-// one batch as Options say (compressed, for one).
+// one batch as Options say (compressed, stamped with an idempotent
+// producer).
 type Batch struct {
 	Records []storage.Record
 	Options storage.BatchOptions
 }
 
 // ProduceBatch appends a batch to a partition this broker leads, stamped
-// with the current leader epoch, and says where it is.
+// with the current leader epoch, and says where it is. A retry of an
+// idempotent producer's batch writes nothing and answers with where the
+// batch is (storage.AppendResult.Duplicate); with AcksAll it still waits
+// for the high watermark to cover it.
 //
 // With AcksAll it first refuses with ErrNotEnoughReplicas (nothing written)
 // when the ISR is smaller than min.insync.replicas, then waits until the high

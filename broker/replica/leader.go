@@ -97,6 +97,10 @@ func (p *partition) append(batch Batch, acks Acks) (res storage.AppendResult, ep
 	if err != nil {
 		return res, epoch, p.checkLog(err)
 	}
+	if res.Duplicate {
+		// A producer's retry: nothing was written.
+		return res, epoch, nil
+	}
 	var n int64
 	for i := range batch.Records {
 		n += int64(len(batch.Records[i].Key) + len(batch.Records[i].Value))
