@@ -12,11 +12,12 @@ import (
 
 func produceCmd(g *globals) *cobra.Command {
 	var (
-		keySep    string
-		partition int32
-		acks      string
-		batch     int
-		headers   []string
+		keySep     string
+		partition  int32
+		acks       string
+		batch      int
+		headers    []string
+		idempotent bool
 	)
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC [RECORD...]",
@@ -24,7 +25,13 @@ func produceCmd(g *globals) *cobra.Command {
 		Long: `Produce records given as arguments, or one per line of standard input.
 With --key-separator, the text before the first separator is the record key.
 Without --partition, keyed records go where Kafka's default partitioner would
-put them and keyless records round-robin.`,
+put them and keyless records round-robin.
+
+By default kairoctl produces as an idempotent producer: it asks the broker
+for a producer id (POST /producers), numbers each partition's records, and
+sends a request that timed out or was refused with a retriable error again
+with the same numbers, for up to two minutes, so that no record is stored
+twice. --idempotent=false sends each request once, as plain produces.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.client()
@@ -38,6 +45,13 @@ put them and keyless records round-robin.`,
 			p := &producer{c: c, topic: args[0], keySep: keySep, acks: acks, headers: hdrs, batch: max(batch, 1), out: cmd.OutOrStdout(), json: g.json()}
 			if cmd.Flags().Changed("partition") {
 				p.partition = &partition
+			}
+			if idempotent {
+				ip, err := c.NewIdempotentProducer(cmd.Context(), p.topic, client.ProducerOptions{Acks: acks})
+				if err != nil {
+					return err
+				}
+				p.idempotent = ip
 			}
 			if len(args) > 1 {
 				for _, line := range args[1:] {
@@ -53,6 +67,7 @@ put them and keyless records round-robin.`,
 	cmd.Flags().StringVar(&acks, "acks", "1", "1 (leader) or all (every in-sync replica)")
 	cmd.Flags().IntVar(&batch, "batch", 1, "records per produce request when reading standard input")
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "record header key=value (repeatable)")
+	cmd.Flags().BoolVar(&idempotent, "idempotent", true, "produce as an idempotent producer, retrying failed requests without storing a record twice")
 	return cmd
 }
 
@@ -67,6 +82,9 @@ type producer struct {
 	out       io.Writer
 	json      bool
 	pending   []client.ProduceRecord
+	// idempotent, when set, sends the records (docs/api.md, Idempotent
+	// produce).
+	idempotent *client.Producer
 }
 
 func (p *producer) add(line string) {
@@ -105,6 +123,9 @@ func (p *producer) flush(cmd *cobra.Command) error {
 	if len(p.pending) == 0 {
 		return nil
 	}
+	if p.idempotent != nil {
+		return p.flushIdempotent(cmd)
+	}
 	req := client.ProduceRequest{Topic: p.topic, Acks: p.acks}
 	if len(p.pending) == 1 {
 		r := p.pending[0]
@@ -128,8 +149,30 @@ func (p *producer) flush(cmd *cobra.Command) error {
 	if resp.Offset != nil {
 		fmt.Fprintf(p.out, "%s partition %d offset %d\n", p.topic, *resp.Partition, *resp.Offset)
 	}
-	for _, r := range resp.Records {
+	p.printPositions(resp.Records)
+	return err
+}
+
+// flushIdempotent sends the pending records with the idempotent producer,
+// which retries until each is stored once or a request fails for good.
+func (p *producer) flushIdempotent(cmd *cobra.Command) error {
+	positions, err := p.idempotent.Send(cmd.Context(), p.pending)
+	p.pending = p.pending[:0]
+	if p.json {
+		if perr := printJSON(p.out, client.ProduceResponse{Topic: p.topic, Records: positions}); perr != nil {
+			return perr
+		}
+		return err
+	}
+	p.printPositions(positions)
+	return err
+}
+
+func (p *producer) printPositions(positions []client.RecordPosition) {
+	for _, r := range positions {
 		switch {
+		case !r.Stored() && r.Code == "":
+			fmt.Fprintf(p.out, "%s not sent: an earlier partition failed\n", p.topic)
 		case !r.Stored():
 			fmt.Fprintf(p.out, "%s partition %d not stored: %s: %s\n", p.topic, r.Partition, r.Code, r.Error)
 		case r.Code != "":
@@ -138,5 +181,4 @@ func (p *producer) flush(cmd *cobra.Command) error {
 			fmt.Fprintf(p.out, "%s partition %d offset %d\n", p.topic, r.Partition, r.Offset)
 		}
 	}
-	return err
 }
