@@ -22,7 +22,7 @@ import (
 	"net/http"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // brokerFailure is a broker call that failed, sorted for the Ready condition.
@@ -41,20 +41,20 @@ type brokerFailure struct {
 // brokers cannot answer now; other error replies are the brokers refusing
 // the request.
 func classify(cluster *kairov1alpha1.KairoCluster, what string, err error) brokerFailure {
-	var be *brokerclient.Error
+	var be *api.Error
 	if !errors.As(err, &be) {
 		return brokerFailure{reason: ReasonClusterNotReady, transient: true,
 			message: fmt.Sprintf("Brokers of KairoCluster %q unreachable at %s: %s: %v", cluster.Name, BrokerEndpoint(cluster), what, err)}
 	}
 	switch {
-	case be.Code == brokerclient.CodeNotReady || be.Code == brokerclient.CodeBrokerUnavailable:
+	case be.Code == api.CodeNotReady || be.Code == api.CodeBrokerUnavailable:
 		return brokerFailure{reason: ReasonClusterNotReady, transient: true,
 			message: fmt.Sprintf("Brokers of KairoCluster %q are not ready: %s: %v", cluster.Name, what, err)}
-	case be.Status >= http.StatusInternalServerError, be.Code == brokerclient.CodeTopicDeletionInProgress,
-		be.Code == brokerclient.CodeReassignmentInProgress:
+	case be.Status >= http.StatusInternalServerError, be.Code == api.CodeTopicDeletionInProgress,
+		be.Code == api.CodeReassignmentInProgress:
 		return brokerFailure{reason: ReasonBrokerError, transient: true,
 			message: fmt.Sprintf("%s: %v", what, err)}
-	case be.Code == brokerclient.CodeNotFound || be.Code == brokerclient.CodeMethodNotAllowed:
+	case be.Code == api.CodeNotFound || be.Code == api.CodeMethodNotAllowed:
 		// The path itself is unknown: a broker older than this operator.
 		return brokerFailure{reason: ReasonNotSupported,
 			message: fmt.Sprintf("The brokers do not support this operation: %s: %v", what, err)}
@@ -64,7 +64,7 @@ func classify(cluster *kairov1alpha1.KairoCluster, what string, err error) broke
 
 // brokerMessage is the brokers' own words for an error reply.
 func brokerMessage(err error) string {
-	var be *brokerclient.Error
+	var be *api.Error
 	if errors.As(err, &be) {
 		return be.Message
 	}

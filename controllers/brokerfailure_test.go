@@ -22,7 +22,7 @@ import (
 	"strings"
 	"testing"
 
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // TestClassify: how a failed broker call shows in Ready, and whether it is
@@ -40,22 +40,22 @@ func TestClassify(t *testing.T) {
 			errors.New("dial tcp 10.0.0.1:8080: connect: connection refused"), ReasonClusterNotReady,
 			`Brokers of KairoCluster "kairo" unreachable at http://10.0.0.1:8080: Describe topic orders: dial tcp 10.0.0.1:8080: connect: connection refused`,
 			true},
-		{"brokers not ready", brokerclient.Errorf(brokerclient.CodeNotReady, "metadata not loaded"), ReasonClusterNotReady,
+		{"brokers not ready", api.Errorf(api.CodeNotReady, "metadata not loaded"), ReasonClusterNotReady,
 			`Brokers of KairoCluster "kairo" are not ready: Describe topic orders: 503 NOT_READY: metadata not loaded`, true},
-		{"no broker available", brokerclient.Errorf(brokerclient.CodeBrokerUnavailable, "no controller"), ReasonClusterNotReady,
+		{"no broker available", api.Errorf(api.CodeBrokerUnavailable, "no controller"), ReasonClusterNotReady,
 			`Brokers of KairoCluster "kairo" are not ready: Describe topic orders: 503 BROKER_UNAVAILABLE: no controller`, true},
-		{"a server error", brokerclient.Errorf(brokerclient.CodeInternal, "disk full"), ReasonBrokerError,
+		{"a server error", api.Errorf(api.CodeInternal, "disk full"), ReasonBrokerError,
 			"Describe topic orders: 500 INTERNAL: disk full", true},
-		{"a deletion in progress passes", &brokerclient.Error{Status: http.StatusConflict,
-			Code: brokerclient.CodeTopicDeletionInProgress, Message: "deleting"}, ReasonBrokerError,
+		{"a deletion in progress passes", &api.Error{Status: http.StatusConflict,
+			Code: api.CodeTopicDeletionInProgress, Message: "deleting"}, ReasonBrokerError,
 			"Describe topic orders: 409 TOPIC_DELETION_IN_PROGRESS: deleting", true},
-		{"a reassignment in progress passes", brokerclient.Errorf(brokerclient.CodeReassignmentInProgress, "moving"), ReasonBrokerError,
+		{"a reassignment in progress passes", api.Errorf(api.CodeReassignmentInProgress, "moving"), ReasonBrokerError,
 			"Describe topic orders: 409 REASSIGNMENT_IN_PROGRESS: moving", true},
-		{"an unknown path: an older broker", brokerclient.Errorf(brokerclient.CodeNotFound, "no route"), ReasonNotSupported,
+		{"an unknown path: an older broker", api.Errorf(api.CodeNotFound, "no route"), ReasonNotSupported,
 			"The brokers do not support this operation: Describe topic orders: 404 NOT_FOUND: no route", false},
-		{"an unknown method: an older broker", brokerclient.Errorf(brokerclient.CodeMethodNotAllowed, "PATCH"), ReasonNotSupported,
+		{"an unknown method: an older broker", api.Errorf(api.CodeMethodNotAllowed, "PATCH"), ReasonNotSupported,
 			"The brokers do not support this operation: Describe topic orders: 405 METHOD_NOT_ALLOWED: PATCH", false},
-		{"a refusal stays until the spec changes", brokerclient.Errorf(brokerclient.CodeInvalidConfig, "retention.ms: not a number"),
+		{"a refusal stays until the spec changes", api.Errorf(api.CodeInvalidConfig, "retention.ms: not a number"),
 			ReasonBrokerError, "Describe topic orders: 400 INVALID_CONFIG: retention.ms: not a number", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

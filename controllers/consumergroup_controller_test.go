@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/api"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 )
 
@@ -78,13 +79,13 @@ type consumer struct {
 	group      string
 	id         string
 	generation int32
-	assignment []brokerclient.TopicPartitions
+	assignment []api.TopicPartitions
 }
 
 // join joins group subscribed to topics and syncs its assignment.
 func join(bc *brokerclient.Client, group string, topics ...string) *consumer {
 	GinkgoHelper()
-	j, err := bc.JoinGroup(ctx, group, brokerclient.JoinGroupRequest{Topics: topics, ClientID: "spec-consumer",
+	j, err := bc.JoinGroup(ctx, api.JoinGroupRequest{Group: group, Topics: topics, ClientID: "spec-consumer",
 		SessionTimeoutMs: 300000, RebalanceTimeoutMs: 5000})
 	Expect(err).NotTo(HaveOccurred())
 	s, err := bc.SyncGroup(ctx, group, j.MemberID, j.Generation)
@@ -94,8 +95,8 @@ func join(bc *brokerclient.Client, group string, topics ...string) *consumer {
 
 func (c *consumer) commit(topic string, partition int32, offset int64) {
 	GinkgoHelper()
-	Expect(c.bc.CommitOffsets(ctx, c.group, brokerclient.CommitOffsetsRequest{MemberID: c.id, Generation: c.generation,
-		Offsets: []brokerclient.OffsetCommit{{Topic: topic, Partition: partition, Offset: offset}}})).To(Succeed())
+	Expect(c.bc.CommitOffsets(ctx, api.CommitOffsetsRequest{Group: c.group, MemberID: c.id, Generation: c.generation,
+		Offsets: []api.OffsetCommit{{Topic: topic, Partition: partition, Offset: offset}}})).To(Succeed())
 }
 
 func (c *consumer) leave() {
@@ -122,7 +123,7 @@ func produce(bc *brokerclient.Client, topic string, partition int32, n int, time
 func createBrokerTopic(bc *brokerclient.Client, partitions int32) string {
 	GinkgoHelper()
 	name := uniqueName("events")
-	_, err := bc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: name, Partitions: partitions})
+	_, err := bc.CreateTopic(ctx, api.CreateTopicRequest{Name: name, Partitions: partitions})
 	Expect(err).NotTo(HaveOccurred())
 	return name
 }
@@ -231,7 +232,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		_ = c
 
 		By("config changed on the brokers out of band")
-		_, err = bc.SetGroupConfig(ctx, name, brokerclient.GroupConfig{SessionTimeoutMs: 60000, AssignmentStrategy: "range"})
+		_, err = bc.SetGroupConfig(ctx, api.GroupConfig{Group: name, SessionTimeoutMs: 60000, AssignmentStrategy: "range"})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
 			d, err := bc.DescribeGroup(ctx, name)
@@ -278,9 +279,9 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(cg.Status.LastOffsetReset).To(BeNil())
 		expectEvent(groupNamespace, name, ReasonOffsetResetPending)
 		Consistently(func(g Gomega) {
-			lookup, err := bc.Offset(ctx, name, topic, 0)
+			offset, _, err := bc.Offset(ctx, name, topic, 0)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(lookup.Offset).To(Equal(int64(10)))
+			g.Expect(offset).To(Equal(int64(10)))
 		}).WithTimeout(2 * testResync).Should(Succeed())
 
 		By("the consumer leaving")
@@ -301,9 +302,9 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		c.commit(topic, 0, 7)
 		c.leave()
 		Consistently(func(g Gomega) {
-			lookup, err := bc.Offset(ctx, name, topic, 0)
+			offset, _, err := bc.Offset(ctx, name, topic, 0)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(lookup.Offset).To(Equal(int64(7)))
+			g.Expect(offset).To(Equal(int64(7)))
 		}).WithTimeout(2*testResync + time.Second).Should(Succeed())
 
 		By("new requests: to a timestamp, to an offset, to the latest")
@@ -348,7 +349,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 
 		By("Retain, the default: no finalizer, offsets stay")
 		kept := uniqueName("kept")
-		Expect(bc.CommitOffset(ctx, brokerclient.CommitOffsetRequest{Group: kept, Topic: topic, Offset: 2})).To(Succeed())
+		Expect(bc.CommitOffset(ctx, kept, topic, 0, 2)).To(Succeed())
 		g1 := createGroup(kept, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{topic} })
 		eventuallyGroup(kept, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
 			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
@@ -356,9 +357,9 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		})
 		Expect(k8sClient.Delete(ctx, g1)).To(Succeed())
 		expectGone(g1, 20*time.Second)
-		lookup, err := bc.Offset(ctx, kept, topic, 0)
+		_, found, err := bc.Offset(ctx, kept, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(lookup.Found).To(BeTrue())
+		Expect(found).To(BeTrue())
 
 		By("Delete while a consumer is active")
 		dropped := uniqueName("dropped")
@@ -377,18 +378,18 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonGroupNotEmpty))
 		})
 		expectEvent(groupNamespace, dropped, ReasonGroupNotEmpty)
-		lookup, err = bc.Offset(ctx, dropped, topic, 0)
+		_, found, err = bc.Offset(ctx, dropped, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(lookup.Found).To(BeTrue())
+		Expect(found).To(BeTrue())
 
 		c.leave()
 		expectGone(g2, 20*time.Second)
 		expectEvent(groupNamespace, dropped, ReasonGroupDeleted)
-		lookup, err = bc.Offset(ctx, dropped, topic, 0)
+		_, found, err = bc.Offset(ctx, dropped, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(lookup.Found).To(BeFalse(), "the committed offsets are gone")
+		Expect(found).To(BeFalse(), "the committed offsets are gone")
 		_, err = bc.DescribeGroup(ctx, dropped)
-		Expect(brokerclient.IsCode(err, brokerclient.CodeUnknownGroup)).To(BeTrue(), "describe after delete: %v", err)
+		Expect(api.IsCode(err, api.CodeUnknownGroup)).To(BeTrue(), "describe after delete: %v", err)
 	})
 
 	It("releases the finalizer when the KairoCluster is gone, leaving the offsets", func() {
@@ -396,7 +397,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		doomed := uniqueName("doomed")
 		kc := createCluster(groupNamespace, doomed, brokers[0].url)
 		name := uniqueName("orphaned")
-		Expect(bc.CommitOffset(ctx, brokerclient.CommitOffsetRequest{Group: name, Topic: topic, Offset: 0})).To(Succeed())
+		Expect(bc.CommitOffset(ctx, name, topic, 0, 0)).To(Succeed())
 		cg := createGroup(name, doomed, func(g *kairov1alpha1.ConsumerGroup) {
 			g.Spec.DeletionPolicy = kairov1alpha1.DeletionPolicyDelete
 		})
@@ -412,9 +413,9 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		Expect(k8sClient.Delete(ctx, cg)).To(Succeed())
 		expectGone(cg, 20*time.Second)
 		expectEvent(groupNamespace, name, ReasonFinalizerReleased)
-		lookup, err := bc.Offset(ctx, name, topic, 0)
+		_, found, err := bc.Offset(ctx, name, topic, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(lookup.Found).To(BeTrue())
+		Expect(found).To(BeTrue())
 	})
 
 	It("lets the older of two ConsumerGroups naming one group act; the newer reports Conflict", func() {
@@ -471,7 +472,7 @@ var _ = Describe("ConsumerGroup controller", Ordered, func() {
 		topic := createBrokerTopic(bc, 3)
 		produce(bc, topic, 0, 5)
 		name := uniqueName("quiet")
-		Expect(bc.CommitOffset(ctx, brokerclient.CommitOffsetRequest{Group: name, Topic: topic, Offset: 4})).To(Succeed())
+		Expect(bc.CommitOffset(ctx, name, topic, 0, 4)).To(Succeed())
 		createGroup(name, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{topic} })
 		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
 			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))

@@ -29,7 +29,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // Results of status.lastOffsetReset.
@@ -41,9 +41,9 @@ const (
 // groupBrokers are the broker calls a ConsumerGroup pass makes;
 // *brokerclient.Client has them, and the table tests give a fake.
 type groupBrokers interface {
-	DescribeGroup(ctx context.Context, group string, topics ...string) (*brokerclient.GroupDescription, error)
-	SetGroupConfig(ctx context.Context, group string, cfg brokerclient.GroupConfig) (*brokerclient.GroupConfig, error)
-	ResetOffsets(ctx context.Context, group string, req brokerclient.ResetOffsetsRequest) (*brokerclient.ResetOffsetsResponse, error)
+	DescribeGroup(ctx context.Context, group string, topics ...string) (*api.GroupDescription, error)
+	SetGroupConfig(ctx context.Context, cfg api.GroupConfig) (*api.GroupConfig, error)
+	ResetOffsets(ctx context.Context, req api.ResetOffsetsRequest) ([]api.PartitionOffset, error)
 	DeleteGroup(ctx context.Context, group string) error
 }
 
@@ -110,13 +110,13 @@ func (p *groupPass) ensure(ctx context.Context) (ctrl.Result, error) {
 // spec.topics does not exist the group is described without them and
 // missingTopic says which.
 func (p *groupPass) describe(ctx context.Context) (
-	desc *brokerclient.GroupDescription, missingTopic string, end *passEnd) {
+	desc *api.GroupDescription, missingTopic string, end *passEnd) {
 	desc, err := p.bc.DescribeGroup(ctx, p.name, p.group.Spec.Topics...)
-	if brokerclient.IsCode(err, brokerclient.CodeUnknownTopic) {
+	if api.IsCode(err, api.CodeUnknownTopic) {
 		missingTopic = brokerMessage(err)
 		desc, err = p.bc.DescribeGroup(ctx, p.name)
 	}
-	if brokerclient.IsCode(err, brokerclient.CodeUnknownGroup) {
+	if api.IsCode(err, api.CodeUnknownGroup) {
 		return nil, missingTopic, nil
 	}
 	if err != nil {
@@ -127,8 +127,8 @@ func (p *groupPass) describe(ctx context.Context) (
 
 // desiredConfig is the group config the spec asks for. A zero session
 // timeout leaves the broker's default in place.
-func (p *groupPass) desiredConfig() brokerclient.GroupConfig {
-	cfg := brokerclient.GroupConfig{AssignmentStrategy: string(p.group.Spec.AssignmentStrategy)}
+func (p *groupPass) desiredConfig() api.GroupConfig {
+	cfg := api.GroupConfig{Group: p.name, AssignmentStrategy: string(p.group.Spec.AssignmentStrategy)}
 	if cfg.AssignmentStrategy == "" {
 		cfg.AssignmentStrategy = string(kairov1alpha1.AssignmentRange)
 	}
@@ -141,7 +141,7 @@ func (p *groupPass) desiredConfig() brokerclient.GroupConfig {
 // configure sets the group's session timeout and assignment strategy when
 // the spec changed since the last good pass, when the group is unknown to
 // the brokers, or when the brokers report other values (drift).
-func (p *groupPass) configure(ctx context.Context, desc *brokerclient.GroupDescription) (bool, *passEnd) {
+func (p *groupPass) configure(ctx context.Context, desc *api.GroupDescription) (bool, *passEnd) {
 	g := p.group
 	want := p.desiredConfig()
 	specChanged := g.Generation != g.Status.ObservedGeneration
@@ -150,7 +150,7 @@ func (p *groupPass) configure(ctx context.Context, desc *brokerclient.GroupDescr
 	if !specChanged && !drift && desc != nil {
 		return false, nil
 	}
-	if _, err := p.bc.SetGroupConfig(ctx, p.name, want); err != nil {
+	if _, err := p.bc.SetGroupConfig(ctx, want); err != nil {
 		return false, endWith(p.failed(classify(p.cluster, "Set config of group "+p.name, err)))
 	}
 	log := logf.FromContext(ctx)
@@ -180,7 +180,7 @@ func sessionTimeoutText(ms int64) string {
 // at its next commit); the broker refuses a reset of a non-empty group
 // atomically, so a member joining in between is also caught. A transient
 // failure is retried; any other failure is recorded and not retried.
-func (p *groupPass) offsetReset(ctx context.Context, desc *brokerclient.GroupDescription) (
+func (p *groupPass) offsetReset(ctx context.Context, desc *api.GroupDescription) (
 	waiting, applied bool, end *passEnd) {
 	req := p.group.Spec.OffsetReset
 	if req == nil || (p.status.LastOffsetReset != nil && p.status.LastOffsetReset.RequestID == req.RequestID) {
@@ -193,13 +193,13 @@ func (p *groupPass) offsetReset(ctx context.Context, desc *brokerclient.GroupDes
 	if len(topics) == 0 {
 		topics = p.group.Spec.Topics
 	}
-	breq := brokerclient.ResetOffsetsRequest{To: string(req.To), Offset: req.Offset, Topics: topics}
+	breq := api.ResetOffsetsRequest{Group: p.name, To: string(req.To), Offset: req.Offset, Topics: topics}
 	if req.Timestamp != nil {
 		ms := req.Timestamp.UnixMilli()
 		breq.Timestamp = &ms
 	}
-	out, err := p.bc.ResetOffsets(ctx, p.name, breq)
-	if brokerclient.IsCode(err, brokerclient.CodeNonEmptyGroup) {
+	offsets, err := p.bc.ResetOffsets(ctx, breq)
+	if api.IsCode(err, api.CodeNonEmptyGroup) {
 		return p.resetWaits(-1), false, nil
 	}
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
@@ -213,10 +213,10 @@ func (p *groupPass) offsetReset(ctx context.Context, desc *brokerclient.GroupDes
 		p.event(corev1.EventTypeWarning, ReasonOffsetResetFailed, "ResetOffsets", "Offset reset %q failed: %s", req.RequestID, f.message)
 		return false, false, nil
 	}
-	msg := resetSummary(req, out.Offsets)
+	msg := resetSummary(req, offsets)
 	p.status.LastOffsetReset = &kairov1alpha1.OffsetResetStatus{RequestID: req.RequestID, Result: offsetResetApplied,
 		Message: msg, Time: &now}
-	logf.FromContext(ctx).Info("Applied offset reset", "group", p.name, "requestId", req.RequestID, "to", req.To, "partitions", len(out.Offsets))
+	logf.FromContext(ctx).Info("Applied offset reset", "group", p.name, "requestId", req.RequestID, "to", req.To, "partitions", len(offsets))
 	p.event(corev1.EventTypeNormal, ReasonOffsetResetApplied, "ResetOffsets", "Offset reset %q applied: %s", req.RequestID, msg)
 	return false, true, nil
 }
@@ -240,7 +240,7 @@ func (p *groupPass) resetWaitMessage(members int) string {
 }
 
 // resetSummary says what a reset moved: "moved 3 partitions of orders to earliest".
-func resetSummary(req *kairov1alpha1.OffsetReset, offs []brokerclient.PartitionOffset) string {
+func resetSummary(req *kairov1alpha1.OffsetReset, offs []api.PartitionOffset) string {
 	var topics []string
 	for _, o := range offs {
 		if !slices.Contains(topics, o.Topic) {
@@ -263,7 +263,7 @@ func resetSummary(req *kairov1alpha1.OffsetReset, offs []brokerclient.PartitionO
 // observe copies the group's description into the status. Times are kept
 // to the second, as the API server stores them, so that an unchanged group
 // compares equal and is not written again.
-func (p *groupPass) observe(desc *brokerclient.GroupDescription) {
+func (p *groupPass) observe(desc *api.GroupDescription) {
 	st := &p.status
 	st.State = desc.State
 	st.Generation = desc.Generation
@@ -310,9 +310,9 @@ func (p *groupPass) delete(ctx context.Context) (ctrl.Result, error) {
 	case err == nil:
 		logf.FromContext(ctx).Info("Deleted group offsets on the brokers", "group", p.name)
 		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Deleted the committed offsets of group %q on the brokers", p.name)
-	case brokerclient.IsCode(err, brokerclient.CodeUnknownGroup):
+	case api.IsCode(err, api.CodeUnknownGroup):
 		return p.release(ctx, corev1.EventTypeNormal, ReasonGroupDeleted, "Group %q was already gone from the brokers", p.name)
-	case brokerclient.IsCode(err, brokerclient.CodeNonEmptyGroup):
+	case api.IsCode(err, api.CodeNonEmptyGroup):
 		p.setReady(metav1.ConditionFalse, ReasonGroupNotEmpty, corev1.EventTypeWarning, fmt.Sprintf(
 			"Waiting for the members of group %q to leave before deleting its committed offsets: %s", p.name, brokerMessage(err)))
 		return p.pollSoon()

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 func TestGroupPassDecisions(t *testing.T) {
@@ -40,16 +40,16 @@ func TestGroupPassDecisions(t *testing.T) {
 	}
 	// brokers hold the topic orders with two partitions, and the group
 	// when one is given.
-	brokers := func(group *brokerclient.GroupDescription) *fakeBrokers {
+	brokers := func(group *api.GroupDescription) *fakeBrokers {
 		f := newFakeBrokers().withTopic("orders", "id-1", 2, 1, nil)
 		if group != nil {
 			f.withGroup(*group)
 		}
 		return f
 	}
-	empty := &brokerclient.GroupDescription{Group: name, State: "Empty", AssignmentStrategy: "range", SessionTimeoutMs: 30000}
-	busy := &brokerclient.GroupDescription{Group: name, State: "Stable", Generation: 4, AssignmentStrategy: "range",
-		SessionTimeoutMs: 30000, Members: []brokerclient.GroupMember{{ID: "m-1", ClientID: "app"}}}
+	empty := &api.GroupDescription{Group: name, State: "Empty", AssignmentStrategy: "range", SessionTimeoutMs: 30000}
+	busy := &api.GroupDescription{Group: name, State: "Stable", Generation: 4, AssignmentStrategy: "range",
+		SessionTimeoutMs: 30000, Members: []api.GroupMember{{ID: "m-1", ClientID: "app"}}}
 	// observedInSync is a last pass that observed the group at this generation.
 	observedInSync := lastPass{ready: metav1.ConditionTrue, reason: ReasonObserved, observed: 2}
 	describeOnly := []string{"DescribeGroup readers"}
@@ -106,7 +106,7 @@ func TestGroupPassDecisions(t *testing.T) {
 			name:    "config changed on the brokers out of band is set back, with a warning",
 			spec:    spec(nil),
 			last:    observedInSync,
-			brokers: brokers(&brokerclient.GroupDescription{Group: name, State: "Empty", AssignmentStrategy: "roundrobin", SessionTimeoutMs: 60000}),
+			brokers: brokers(&api.GroupDescription{Group: name, State: "Empty", AssignmentStrategy: "roundrobin", SessionTimeoutMs: 60000}),
 			calls:   []string{"DescribeGroup readers", "SetGroupConfig readers", "DescribeGroup readers"},
 			want: passOutcome{ready: "True Configured", events: []string{
 				`Warning GroupConfigDriftReverted Config of group "readers" was changed on the brokers out of band ` +
@@ -165,7 +165,7 @@ func TestGroupPassDecisions(t *testing.T) {
 			spec: spec(resetToEarliest),
 			last: observedInSync,
 			brokers: failing(brokers(empty), "ResetOffsets",
-				brokerclient.Errorf(brokerclient.CodeNonEmptyGroup, "group %q has active members", name)),
+				api.Errorf(api.CodeNonEmptyGroup, "group %q has active members", name)),
 			calls: []string{"DescribeGroup readers", "ResetOffsets readers"},
 			want: passOutcome{ready: "False OffsetResetPending", message: `Offset reset "r1" waits for the group to have no active members`,
 				events: []string{`Normal OffsetResetPending Offset reset "r1" waits for the group to have no active members`},
@@ -176,7 +176,7 @@ func TestGroupPassDecisions(t *testing.T) {
 			spec: spec(resetToEarliest),
 			last: observedInSync,
 			brokers: failing(brokers(empty), "ResetOffsets",
-				brokerclient.Errorf(brokerclient.CodeInvalidArgument, "offset required")),
+				api.Errorf(api.CodeInvalidArgument, "offset required")),
 			calls: []string{"DescribeGroup readers", "ResetOffsets readers"},
 			want: passOutcome{ready: "True Observed", events: []string{
 				`Warning OffsetResetFailed Offset reset "r1" failed: Reset offsets of group readers: 400 INVALID_ARGUMENT: offset required`,
@@ -188,7 +188,7 @@ func TestGroupPassDecisions(t *testing.T) {
 			spec: spec(resetToEarliest),
 			last: observedInSync,
 			brokers: failing(brokers(empty), "ResetOffsets",
-				brokerclient.Errorf(brokerclient.CodeCoordinatorNotAvailable, "coordinator moving")),
+				api.Errorf(api.CodeCoordinatorNotAvailable, "coordinator moving")),
 			calls: []string{"DescribeGroup readers", "ResetOffsets readers"},
 			want: passOutcome{ready: "False BrokerError", events: []string{
 				`Warning BrokerError Reset offsets of group readers: 503 COORDINATOR_NOT_AVAILABLE: coordinator moving`,
@@ -231,11 +231,11 @@ func TestGroupDeleteDecisions(t *testing.T) {
 		released bool
 	}{
 		{"deletes the offsets of an empty group",
-			newFakeBrokers().withGroup(brokerclient.GroupDescription{Group: "readers", State: "Empty"}),
+			newFakeBrokers().withGroup(api.GroupDescription{Group: "readers", State: "Empty"}),
 			passOutcome{events: []string{`Normal GroupDeleted Deleted the committed offsets of group "readers" on the brokers`}}, true},
 		{"waits while the group has members",
-			newFakeBrokers().withGroup(brokerclient.GroupDescription{Group: "readers", State: "Stable",
-				Members: []brokerclient.GroupMember{{ID: "m-1"}}}),
+			newFakeBrokers().withGroup(api.GroupDescription{Group: "readers", State: "Stable",
+				Members: []api.GroupMember{{ID: "m-1"}}}),
 			passOutcome{ready: "False GroupNotEmpty", events: []string{`Warning GroupNotEmpty Waiting for the members of group "readers" ` +
 				`to leave before deleting its committed offsets: group "readers" has 1 active members`}, next: "poll"}, false},
 		{"is done when the group is already gone", newFakeBrokers(),

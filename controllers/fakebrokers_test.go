@@ -22,7 +22,7 @@ import (
 	"maps"
 	"slices"
 
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // fakeBrokers answers the Topic and ConsumerGroup passes' calls from memory,
@@ -30,8 +30,8 @@ import (
 // decision tables run without a broker or an API server. The envtest suite
 // runs the same passes against real brokers.
 type fakeBrokers struct {
-	topics map[string]*brokerclient.TopicDescription
-	groups map[string]*brokerclient.GroupDescription
+	topics map[string]*api.TopicDescription
+	groups map[string]*api.GroupDescription
 	// fail makes the call of that name ("CreateTopic") return the error.
 	fail map[string]error
 	// reassign makes a replication-factor change leave replicas moving.
@@ -42,21 +42,21 @@ type fakeBrokers struct {
 }
 
 func newFakeBrokers() *fakeBrokers {
-	return &fakeBrokers{topics: map[string]*brokerclient.TopicDescription{},
-		groups: map[string]*brokerclient.GroupDescription{}, fail: map[string]error{}}
+	return &fakeBrokers{topics: map[string]*api.TopicDescription{},
+		groups: map[string]*api.GroupDescription{}, fail: map[string]error{}}
 }
 
 // withTopic adds a topic of this id, partitions and replicas (leaders and
 // ISRs complete) and config.
 func (f *fakeBrokers) withTopic(name, id string, partitions int32, rf int16, config map[string]string) *fakeBrokers {
-	d := &brokerclient.TopicDescription{Name: name, TopicID: id, ReplicationFactor: rf, Config: maps.Clone(config)}
+	d := &api.TopicDescription{Name: name, TopicID: id, ReplicationFactor: rf, Config: maps.Clone(config)}
 	f.topics[name] = d
 	f.grow(d, partitions)
 	return f
 }
 
 // withGroup adds a group.
-func (f *fakeBrokers) withGroup(g brokerclient.GroupDescription) *fakeBrokers {
+func (f *fakeBrokers) withGroup(g api.GroupDescription) *fakeBrokers {
 	f.groups[g.Group] = &g
 	return f
 }
@@ -66,41 +66,41 @@ func (f *fakeBrokers) call(op, name string) error {
 	return f.fail[op]
 }
 
-func (f *fakeBrokers) grow(d *brokerclient.TopicDescription, partitions int32) {
+func (f *fakeBrokers) grow(d *api.TopicDescription, partitions int32) {
 	for p := d.PartitionCount; p < partitions; p++ {
 		replicas := make([]int32, d.ReplicationFactor)
 		for i := range replicas {
 			replicas[i] = int32(i)
 		}
-		d.Partitions = append(d.Partitions, brokerclient.PartitionDescription{Partition: p, Leader: 0,
+		d.Partitions = append(d.Partitions, api.PartitionDescription{Partition: p, Leader: 0,
 			Replicas: replicas, ISR: slices.Clone(replicas)})
 	}
 	d.PartitionCount = partitions
 }
 
-func (f *fakeBrokers) topic(name string) (*brokerclient.TopicDescription, error) {
+func (f *fakeBrokers) topic(name string) (*api.TopicDescription, error) {
 	d, ok := f.topics[name]
 	if !ok {
-		return nil, brokerclient.Errorf(brokerclient.CodeUnknownTopic, "topic %q does not exist", name)
+		return nil, api.Errorf(api.CodeUnknownTopic, "topic %q does not exist", name)
 	}
 	return d, nil
 }
 
-func (f *fakeBrokers) CreateTopic(_ context.Context, req brokerclient.CreateTopicRequest) (*brokerclient.CreateTopicResponse, error) {
+func (f *fakeBrokers) CreateTopic(_ context.Context, req api.CreateTopicRequest) (*api.CreateTopicResult, error) {
 	if err := f.call("CreateTopic", req.Name); err != nil {
 		return nil, err
 	}
 	if _, ok := f.topics[req.Name]; ok {
-		return nil, brokerclient.Errorf(brokerclient.CodeTopicAlreadyExists, "topic %q already exists", req.Name)
+		return nil, api.Errorf(api.CodeTopicAlreadyExists, "topic %q already exists", req.Name)
 	}
 	f.nextID++
 	rf := max(req.ReplicationFactor, 1)
 	f.withTopic(req.Name, fmt.Sprintf("id-%d", f.nextID), req.Partitions, rf, req.Config)
-	return &brokerclient.CreateTopicResponse{Status: "created", Name: req.Name, TopicID: f.topics[req.Name].TopicID,
+	return &api.CreateTopicResult{Name: req.Name, TopicID: f.topics[req.Name].TopicID,
 		Partitions: req.Partitions, ReplicationFactor: rf}, nil
 }
 
-func (f *fakeBrokers) DescribeTopic(_ context.Context, name string) (*brokerclient.TopicDescription, error) {
+func (f *fakeBrokers) DescribeTopic(_ context.Context, name string) (*api.TopicDescription, error) {
 	if err := f.call("DescribeTopic", name); err != nil {
 		return nil, err
 	}
@@ -114,19 +114,19 @@ func (f *fakeBrokers) DescribeTopic(_ context.Context, name string) (*brokerclie
 	return &out, nil
 }
 
-func (f *fakeBrokers) AddPartitions(_ context.Context, name string, partitions int32) (*brokerclient.PartitionsResponse, error) {
+func (f *fakeBrokers) AddPartitions(_ context.Context, name string, partitions int32) error {
 	if err := f.call("AddPartitions", name); err != nil {
-		return nil, err
+		return err
 	}
 	d, err := f.topic(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	f.grow(d, partitions)
-	return &brokerclient.PartitionsResponse{Status: "updated", Name: name, Partitions: partitions}, nil
+	return nil
 }
 
-func (f *fakeBrokers) SetTopicConfig(_ context.Context, name string, config map[string]string) (*brokerclient.TopicConfigResponse, error) {
+func (f *fakeBrokers) SetTopicConfig(_ context.Context, name string, config map[string]string) (map[string]string, error) {
 	if err := f.call("SetTopicConfig", name); err != nil {
 		return nil, err
 	}
@@ -135,16 +135,16 @@ func (f *fakeBrokers) SetTopicConfig(_ context.Context, name string, config map[
 		return nil, err
 	}
 	d.Config = maps.Clone(config)
-	return &brokerclient.TopicConfigResponse{Status: "updated", Name: name, Config: maps.Clone(config)}, nil
+	return maps.Clone(config), nil
 }
 
-func (f *fakeBrokers) SetReplicationFactor(_ context.Context, name string, rf int16) (*brokerclient.ReplicationFactorResponse, error) {
+func (f *fakeBrokers) SetReplicationFactor(_ context.Context, name string, rf int16) error {
 	if err := f.call("SetReplicationFactor", name); err != nil {
-		return nil, err
+		return err
 	}
 	d, err := f.topic(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.ReplicationFactor = rf
 	for i := range d.Partitions {
@@ -152,7 +152,7 @@ func (f *fakeBrokers) SetReplicationFactor(_ context.Context, name string, rf in
 			d.Partitions[i].Adding = []int32{int32(rf) - 1}
 		}
 	}
-	return &brokerclient.ReplicationFactorResponse{Status: "reassigning", Name: name, ReplicationFactor: rf}, nil
+	return nil
 }
 
 func (f *fakeBrokers) DeleteTopic(_ context.Context, name string) error {
@@ -166,15 +166,15 @@ func (f *fakeBrokers) DeleteTopic(_ context.Context, name string) error {
 	return nil
 }
 
-func (f *fakeBrokers) group(name string) (*brokerclient.GroupDescription, error) {
+func (f *fakeBrokers) group(name string) (*api.GroupDescription, error) {
 	g, ok := f.groups[name]
 	if !ok {
-		return nil, brokerclient.Errorf(brokerclient.CodeUnknownGroup, "group %q does not exist", name)
+		return nil, api.Errorf(api.CodeUnknownGroup, "group %q does not exist", name)
 	}
 	return g, nil
 }
 
-func (f *fakeBrokers) DescribeGroup(_ context.Context, group string, topics ...string) (*brokerclient.GroupDescription, error) {
+func (f *fakeBrokers) DescribeGroup(_ context.Context, group string, topics ...string) (*api.GroupDescription, error) {
 	if err := f.call("DescribeGroup", group); err != nil {
 		return nil, err
 	}
@@ -192,13 +192,14 @@ func (f *fakeBrokers) DescribeGroup(_ context.Context, group string, topics ...s
 }
 
 // SetGroupConfig creates a group it does not know, as the brokers do.
-func (f *fakeBrokers) SetGroupConfig(_ context.Context, group string, cfg brokerclient.GroupConfig) (*brokerclient.GroupConfig, error) {
+func (f *fakeBrokers) SetGroupConfig(_ context.Context, cfg api.GroupConfig) (*api.GroupConfig, error) {
+	group := cfg.Group
 	if err := f.call("SetGroupConfig", group); err != nil {
 		return nil, err
 	}
 	g, ok := f.groups[group]
 	if !ok {
-		g = &brokerclient.GroupDescription{Group: group, State: "Empty"}
+		g = &api.GroupDescription{Group: group, State: "Empty"}
 		f.groups[group] = g
 	}
 	g.AssignmentStrategy, g.SessionTimeoutMs = cfg.AssignmentStrategy, cfg.SessionTimeoutMs
@@ -212,21 +213,22 @@ func (f *fakeBrokers) SetGroupConfig(_ context.Context, group string, cfg broker
 
 // ResetOffsets moves every listed topic's committed offsets to 0 (the test
 // tables only ask for earliest); the group must be empty.
-func (f *fakeBrokers) ResetOffsets(_ context.Context, group string, req brokerclient.ResetOffsetsRequest) (*brokerclient.ResetOffsetsResponse, error) {
+func (f *fakeBrokers) ResetOffsets(_ context.Context, req api.ResetOffsetsRequest) ([]api.PartitionOffset, error) {
+	group := req.Group
 	if err := f.call("ResetOffsets", group); err != nil {
 		return nil, err
 	}
 	if g := f.groups[group]; g != nil && len(g.Members) > 0 {
-		return nil, brokerclient.Errorf(brokerclient.CodeNonEmptyGroup, "group %q has active members", group)
+		return nil, api.Errorf(api.CodeNonEmptyGroup, "group %q has active members", group)
 	}
-	out := &brokerclient.ResetOffsetsResponse{Group: group}
+	var out []api.PartitionOffset
 	for _, t := range req.Topics {
 		d, err := f.topic(t)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range d.Partitions {
-			out.Offsets = append(out.Offsets, brokerclient.PartitionOffset{Topic: t, Partition: p.Partition})
+			out = append(out, api.PartitionOffset{Topic: t, Partition: p.Partition})
 		}
 	}
 	return out, nil
@@ -241,7 +243,7 @@ func (f *fakeBrokers) DeleteGroup(_ context.Context, group string) error {
 		return err
 	}
 	if len(g.Members) > 0 {
-		return brokerclient.Errorf(brokerclient.CodeNonEmptyGroup, "group %q has %d active members", group, len(g.Members))
+		return api.Errorf(api.CodeNonEmptyGroup, "group %q has %d active members", group, len(g.Members))
 	}
 	delete(f.groups, group)
 	return nil

@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/api"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
 )
@@ -90,7 +91,7 @@ type reconcileState struct {
 
 	// Observed brokers; meta is nil when the admin API could not be reached.
 	brokers   *brokerclient.Client
-	meta      *brokerclient.Metadata
+	meta      *api.Metadata
 	brokerErr error
 
 	// Decisions, for the conditions.

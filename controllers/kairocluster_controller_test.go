@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/api"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
 	"github.com/kairolog/kairolog/internal/brokertest"
@@ -139,7 +140,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionQuorumFaultTolerant)).To(haveCondition(metav1.ConditionTrue, ReasonToleratesBrokerLoss))
 		}).WithTimeout(90 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 
-		_, err := svc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: "orders", Partitions: 6, ReplicationFactor: 3})
+		_, err := svc.CreateTopic(ctx, api.CreateTopicRequest{Name: "orders", Partitions: 6, ReplicationFactor: 3})
 		Expect(err).NotTo(HaveOccurred())
 		By("the status following the brokers' own view after a resync")
 		Eventually(func(g Gomega) {
@@ -164,7 +165,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 
 	It("stays quiet while the cluster is idle", func() {
 		By("waiting until the brokers have settled (leaders move back to preferred replicas after a start) and the status shows it")
-		var last []brokerclient.BrokerInfo
+		var last []api.BrokerInfo
 		Eventually(func(g Gomega) {
 			list, err := svc.Brokers(ctx)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -318,7 +319,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			kc := getCluster(key)
 			g.Expect(kc.Status.ReadyReplicas).To(BeEquivalentTo(4))
 			g.Expect(kc.Status.Brokers).To(HaveLen(4))
-			g.Expect(kc.Status.Brokers[3].State).To(Equal(brokerclient.BrokerAlive))
+			g.Expect(kc.Status.Brokers[3].State).To(Equal(api.BrokerAlive))
 			g.Expect(kc.Status.Brokers[3].Partitions).To(BeNumerically(">", 0), "nothing was rebalanced onto broker 3")
 			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
@@ -335,7 +336,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 	})
 
 	It("refuses a scale down the remaining brokers cannot hold, then drains and removes the broker", func() {
-		_, err := svc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: "wide", Partitions: 1, ReplicationFactor: 4})
+		_, err := svc.CreateTopic(ctx, api.CreateTopicRequest{Name: "wide", Partitions: 1, ReplicationFactor: 4})
 		Expect(err).NotTo(HaveOccurred())
 
 		By("a scale down to 1 that breaks both rules, refused with both reasons")
@@ -379,7 +380,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(4))
 			b, err := svc.Broker(ctx, 3)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(b.State).To(Equal(brokerclient.BrokerAlive), "a refused scale down moved replicas")
+			g.Expect(b.State).To(Equal(api.BrokerAlive), "a refused scale down moved replicas")
 		}).WithTimeout(3 * time.Second).Should(Succeed())
 
 		By("making room: the wide topic goes")
@@ -425,7 +426,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			g.Expect(kc.Status.Brokers).To(HaveLen(4))
 			for _, b := range kc.Status.Brokers {
 				g.Expect(b.Ready).To(BeTrue(), "broker %d", b.ID)
-				g.Expect(b.State).To(Equal(brokerclient.BrokerAlive), "broker %d", b.ID)
+				g.Expect(b.State).To(Equal(api.BrokerAlive), "broker %d", b.ID)
 			}
 			g.Expect(kc.Status.Brokers[3].Partitions).To(BeNumerically(">", 0), "nothing was rebalanced onto the returning broker 3")
 			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))

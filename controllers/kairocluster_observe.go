@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/controllers/resources"
 )
 
@@ -85,7 +85,7 @@ func ordinal(c *kairov1alpha1.KairoCluster, name, prefix string) (int32, bool) {
 }
 
 // broker is broker id as the metadata describes it, or nil.
-func (st *reconcileState) broker(id int32) *brokerclient.BrokerInfo {
+func (st *reconcileState) broker(id int32) *api.BrokerInfo {
 	if st.meta == nil {
 		return nil
 	}

@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // quorumCondition says whether the metadata quorum of voters (broker ids)
@@ -113,13 +113,13 @@ func (r *KairoClusterReconciler) reduceTwoVoters(ctx context.Context, st *reconc
 		return true, nil
 	}
 	for _, id := range voters {
-		if b := st.broker(id); b == nil || b.State != brokerclient.BrokerAlive {
+		if b := st.broker(id); b == nil || b.State != api.BrokerAlive {
 			return true, nil
 		}
 	}
 	slices.Sort(voters)
 	keep, demote := voters[0], voters[1]
-	if _, err := st.brokers.DemoteVoter(ctx, demote); err != nil {
+	if err := st.brokers.DemoteVoter(ctx, demote); err != nil {
 		st.log.Error(err, "Failed to run the two-voter metadata quorum on one voter", "broker", demote)
 		return true, nil
 	}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/api"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
 	"github.com/kairolog/kairolog/internal/brokertest"
@@ -75,7 +76,7 @@ var _ = Describe("KairoCluster controller on two real brokers", Ordered, func() 
 			b, err := svc.Broker(ctx, 1)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(b.Voter).To(BeFalse(), "broker 1 still votes")
-			g.Expect(b.State).To(Equal(brokerclient.BrokerAlive))
+			g.Expect(b.State).To(Equal(api.BrokerAlive))
 			b, err = svc.Broker(ctx, 0)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(b.Voter).To(BeTrue())
@@ -99,7 +100,7 @@ var _ = Describe("KairoCluster controller on two real brokers", Ordered, func() 
 		By("the quorum going on while broker 1, now a non-voter, is down")
 		Expect(node.Fail(1)).To(Succeed())
 		DeferCleanup(node.Recover, 1)
-		_, err := svc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: "while-one-is-down", Partitions: 1, ReplicationFactor: 1})
+		_, err := svc.CreateTopic(ctx, api.CreateTopicRequest{Name: "while-one-is-down", Partitions: 1, ReplicationFactor: 1})
 		Expect(err).NotTo(HaveOccurred(), "with two voters the quorum would have stopped")
 	})
 })

@@ -21,7 +21,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/controllers/resources"
 )
 
@@ -63,16 +63,16 @@ func TestQuorumCondition(t *testing.T) {
 // creation (a voter may have been replaced since), which stand in while
 // the admin API cannot be reached.
 func TestQuorumVoters(t *testing.T) {
-	brokers := func(voters ...bool) *brokerclient.Metadata {
-		m := &brokerclient.Metadata{}
+	brokers := func(voters ...bool) *api.Metadata {
+		m := &api.Metadata{}
 		for i, v := range voters {
-			m.Brokers = append(m.Brokers, brokerclient.BrokerInfo{ID: int32(i), Voter: v})
+			m.Brokers = append(m.Brokers, api.BrokerInfo{ID: int32(i), Voter: v})
 		}
 		return m
 	}
 	tests := []struct {
 		name    string
-		meta    *brokerclient.Metadata
+		meta    *api.Metadata
 		builder *resources.Builder
 		want    []int32
 	}{

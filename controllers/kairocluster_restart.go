@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/controllers/resources"
 )
 
@@ -65,7 +65,7 @@ type restartInput struct {
 	deleting string
 	pods     map[int32]podView
 	// brokers by id from the admin API; nil when it could not be reached.
-	brokers map[int32]brokerclient.BrokerInfo
+	brokers map[int32]api.BrokerInfo
 	// controller is the broker leading the metadata quorum.
 	controller int32
 }
@@ -161,7 +161,7 @@ func planRestart(in restartInput) restartPlan {
 	var behind []int32
 	for id := int32(0); id < in.replicas; id++ {
 		b, ok := in.brokers[id]
-		if !ok || b.State != brokerclient.BrokerAlive || !b.InSync {
+		if !ok || b.State != api.BrokerAlive || !b.InSync {
 			behind = append(behind, id)
 		}
 	}
@@ -195,7 +195,7 @@ func (in restartInput) down(id int32) bool {
 		return false
 	}
 	b, ok := in.brokers[id]
-	return !ok || b.State == brokerclient.BrokerFenced
+	return !ok || b.State == api.BrokerFenced
 }
 
 // rollingRestart restarts brokers whose pods run an outdated template, one
@@ -221,7 +221,7 @@ func (r *KairoClusterReconciler) rollingRestart(ctx context.Context, st *reconci
 			running: containerRunning(pod, resources.ContainerName), hash: pod.Annotations[resources.ConfigHashAnnotation]}
 	}
 	if st.meta != nil {
-		in.brokers = map[int32]brokerclient.BrokerInfo{}
+		in.brokers = map[int32]api.BrokerInfo{}
 		for _, b := range st.meta.Brokers {
 			in.brokers[b.ID] = b
 		}
@@ -263,7 +263,7 @@ func (r *KairoClusterReconciler) rollingRestart(ctx context.Context, st *reconci
 }
 
 // unsafeRestart explains a safe-to-restart refusal.
-func unsafeRestart(s *brokerclient.SafeToRestart) string {
+func unsafeRestart(s *api.SafeToRestart) string {
 	var parts []string
 	for i, b := range s.Blocking {
 		if i == 3 {

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"testing"
 
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // TestPlanRestart checks the rolling-restart rule without an API server:
@@ -36,10 +36,10 @@ func TestPlanRestart(t *testing.T) {
 		}
 		return m
 	}
-	healthy := func(n int) map[int32]brokerclient.BrokerInfo {
-		m := map[int32]brokerclient.BrokerInfo{}
+	healthy := func(n int) map[int32]api.BrokerInfo {
+		m := map[int32]api.BrokerInfo{}
 		for i := 0; i < n; i++ {
-			m[int32(i)] = brokerclient.BrokerInfo{ID: int32(i), State: brokerclient.BrokerAlive, InSync: true}
+			m[int32(i)] = api.BrokerInfo{ID: int32(i), State: api.BrokerAlive, InSync: true}
 		}
 		return m
 	}
@@ -49,7 +49,7 @@ func TestPlanRestart(t *testing.T) {
 		m[id] = p
 		return m
 	}
-	brokersWith := func(m map[int32]brokerclient.BrokerInfo, id int32, change func(*brokerclient.BrokerInfo)) map[int32]brokerclient.BrokerInfo {
+	brokersWith := func(m map[int32]api.BrokerInfo, id int32, change func(*api.BrokerInfo)) map[int32]api.BrokerInfo {
 		b := m[id]
 		change(&b)
 		m[id] = b
@@ -109,14 +109,14 @@ func TestPlanRestart(t *testing.T) {
 		{
 			name: "the restarted broker is ready but not back in every ISR",
 			in: restartInput{hash: cur, replicas: 3, templateObserved: true, pods: pods(old, old, cur),
-				brokers: brokersWith(healthy(3), 2, func(b *brokerclient.BrokerInfo) { b.InSync = false })},
+				brokers: brokersWith(healthy(3), 2, func(b *api.BrokerInfo) { b.InSync = false })},
 			restart:  -1,
 			outdated: []int32{0, 1}, waitFor: "[2] to be alive and back in every ISR",
 		},
 		{
 			name: "a fenced broker",
 			in: restartInput{hash: cur, replicas: 3, templateObserved: true, pods: pods(old, old, old),
-				brokers: brokersWith(healthy(3), 0, func(b *brokerclient.BrokerInfo) { b.State = brokerclient.BrokerFenced })},
+				brokers: brokersWith(healthy(3), 0, func(b *api.BrokerInfo) { b.State = api.BrokerFenced })},
 			restart:  -1,
 			outdated: []int32{0, 1, 2}, waitFor: "[0] to be alive",
 		},
@@ -130,7 +130,7 @@ func TestPlanRestart(t *testing.T) {
 		{
 			name: "an outdated broker that is not ready but fenced goes first, without asking",
 			in: restartInput{hash: cur, replicas: 3, templateObserved: true, controller: 2,
-				brokers: brokersWith(healthy(3), 0, func(b *brokerclient.BrokerInfo) { b.State = brokerclient.BrokerFenced }),
+				brokers: brokersWith(healthy(3), 0, func(b *api.BrokerInfo) { b.State = api.BrokerFenced }),
 				pods:    with(pods(old, old, old), 0, func(p *podView) { p.ready = false })},
 			restart:  0,
 			outdated: []int32{0, 1, 2},
@@ -138,7 +138,7 @@ func TestPlanRestart(t *testing.T) {
 		{
 			name: "an outdated broker that is not ready and not registered goes first, without asking",
 			in: restartInput{hash: cur, replicas: 3, templateObserved: true, controller: 2,
-				brokers: map[int32]brokerclient.BrokerInfo{1: healthy(3)[1], 2: healthy(3)[2]},
+				brokers: map[int32]api.BrokerInfo{1: healthy(3)[1], 2: healthy(3)[2]},
 				pods:    with(pods(old, old, old), 0, func(p *podView) { p.ready = false })},
 			restart:  0,
 			outdated: []int32{0, 1, 2},

@@ -30,7 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // scale moves the brokers toward spec.replicas.
@@ -71,7 +71,7 @@ func (r *KairoClusterReconciler) awaitScaleUp(ctx context.Context, st *reconcile
 	var missing []int32
 	for id := int32(0); id < st.replicas(); id++ {
 		b := st.broker(id)
-		if b == nil || b.State != brokerclient.BrokerAlive || !b.InSync || st.pods[id] == nil || !podReady(st.pods[id]) {
+		if b == nil || b.State != api.BrokerAlive || !b.InSync || st.pods[id] == nil || !podReady(st.pods[id]) {
 			missing = append(missing, id)
 		}
 	}
@@ -91,22 +91,22 @@ func (r *KairoClusterReconciler) awaitScaleUp(ctx context.Context, st *reconcile
 		st.progress(ReasonScalingUp, fmt.Sprintf("Waiting for brokers %v to be ready and in sync before rebalancing", missing))
 		return true, nil
 	}
-	resp, err := st.brokers.RebalanceCluster(ctx)
+	moves, err := st.brokers.RebalanceCluster(ctx)
 	if err != nil {
 		st.progress(ReasonScalingUp, fmt.Sprintf("Rebalancing partitions onto the new brokers failed: %v", err))
 		return true, nil
 	}
-	st.log.Info("Rebalancing partitions after a scale up", "moves", resp.Moves)
+	st.log.Info("Rebalancing partitions after a scale up", "moves", moves)
 	r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonRebalancing, "Rebalance",
-		"Rebalancing partitions onto the new brokers: %d partitions move", resp.Moves)
+		"Rebalancing partitions onto the new brokers: %d partitions move", moves)
 	patch := client.MergeFrom(st.sts.DeepCopy())
 	delete(st.sts.Annotations, RebalancePendingAnnotation)
 	if err := r.Patch(ctx, st.sts, patch); err != nil {
 		return false, err
 	}
 	st.rebalancePending = false
-	if resp.Moves > 0 {
-		st.progress(ReasonRebalancing, fmt.Sprintf("Moving %d partitions onto the new brokers", resp.Moves))
+	if moves > 0 {
+		st.progress(ReasonRebalancing, fmt.Sprintf("Moving %d partitions onto the new brokers", moves))
 	}
 	return true, nil
 }
@@ -130,9 +130,9 @@ func (r *KairoClusterReconciler) scaleDown(ctx context.Context, st *reconcileSta
 			continue // never joined: nothing to move
 		}
 		switch {
-		case b.State == brokerclient.BrokerDrained && b.Partitions == 0 && !placed(st.meta, id):
+		case b.State == api.BrokerDrained && b.Partitions == 0 && !placed(st.meta, id):
 			continue
-		case b.State == brokerclient.BrokerDraining || b.State == brokerclient.BrokerDrained:
+		case b.State == api.BrokerDraining || b.State == api.BrokerDrained:
 			draining = append(draining, id)
 			continue
 		}
@@ -141,8 +141,8 @@ func (r *KairoClusterReconciler) scaleDown(ctx context.Context, st *reconcileSta
 		if err := r.setOperatorDrains(ctx, st, append(operatorDrains(st.sts), id)); err != nil {
 			return false, err
 		}
-		resp, err := st.brokers.Drain(ctx, id)
-		if brokerclient.IsCode(err, brokerclient.CodeReassignmentInfeasible) {
+		remaining, err := st.brokers.Drain(ctx, id)
+		if api.IsCode(err, api.CodeReassignmentInfeasible) {
 			// Brokers this scale down already drained stay drained until
 			// spec.replicas asks for them again.
 			st.degrade(ReasonScaleDownRefused, fmt.Sprintf(
@@ -153,10 +153,10 @@ func (r *KairoClusterReconciler) scaleDown(ctx context.Context, st *reconcileSta
 			st.progress(ReasonDraining, fmt.Sprintf("Draining broker %d failed, retrying: %v", id, err))
 			return true, nil
 		}
-		st.log.Info("Draining broker before a scale down", "broker", id, "remainingReplicas", resp.RemainingReplicas)
+		st.log.Info("Draining broker before a scale down", "broker", id, "remainingReplicas", remaining)
 		r.event(st.cluster, st.sts, corev1.EventTypeNormal, ReasonDraining, "Drain",
-			"Draining broker %d (%d replicas to move) before scaling down to %d brokers", id, resp.RemainingReplicas, want)
-		if resp.RemainingReplicas > 0 {
+			"Draining broker %d (%d replicas to move) before scaling down to %d brokers", id, remaining, want)
+		if remaining > 0 {
 			draining = append(draining, id)
 		}
 	}
@@ -192,10 +192,10 @@ func (r *KairoClusterReconciler) cancelDrains(ctx context.Context, st *reconcile
 		case id >= keep:
 			still = append(still, id)
 			continue
-		case b.State != brokerclient.BrokerDraining && b.State != brokerclient.BrokerDrained:
+		case b.State != api.BrokerDraining && b.State != api.BrokerDrained:
 			continue
 		}
-		if _, err := st.brokers.CancelDrain(ctx, id); err != nil {
+		if err := st.brokers.CancelDrain(ctx, id); err != nil {
 			st.progress(ReasonDrainCancelled, fmt.Sprintf("Cancelling the drain of broker %d failed, retrying: %v", id, err))
 			still = append(still, id)
 			continue
@@ -262,8 +262,8 @@ func (r *KairoClusterReconciler) removeDeparted(ctx context.Context, st *reconci
 				"Broker %d holds %d replicas but the StatefulSet no longer runs it; scale back up or drain it", b.ID, b.Partitions))
 			continue
 		}
-		_, err := st.brokers.RemoveBroker(ctx, b.ID)
-		if brokerclient.IsCode(err, brokerclient.CodeUnknownBroker) {
+		err := st.brokers.RemoveBroker(ctx, b.ID)
+		if api.IsCode(err, api.CodeUnknownBroker) {
 			continue // removed already; this broker's metadata was a moment behind
 		}
 		if err != nil {
@@ -284,7 +284,7 @@ func (r *KairoClusterReconciler) removeDeparted(ctx context.Context, st *reconci
 // attempt: the quorum's voters cannot be removed, and the topic with the
 // highest replication factor needs that many brokers. meta is nil when
 // the admin API could not be reached; only the voter rule is known then.
-func scaleDownRefusals(want, voters int32, meta *brokerclient.Metadata) []string {
+func scaleDownRefusals(want, voters int32, meta *api.Metadata) []string {
 	var out []string
 	if want < voters {
 		out = append(out, fmt.Sprintf("brokers 0 to %d are the voters of the metadata quorum and cannot be removed", voters-1))
@@ -302,7 +302,7 @@ func scaleDownRefusals(want, voters int32, meta *brokerclient.Metadata) []string
 // rather than __consumer_offsets, as the name a user recognises. (A
 // partition's replica list is longer while a reassignment adds replicas;
 // the factor is what it settles at.)
-func widestTopic(meta *brokerclient.Metadata) (string, int32) {
+func widestTopic(meta *api.Metadata) (string, int32) {
 	var name string
 	var widest int32
 	internal := false
@@ -319,7 +319,7 @@ func widestTopic(meta *brokerclient.Metadata) (string, int32) {
 // an ISR member, or the source or target of a move in flight. A broker the
 // metadata already calls drained can still be the target of a move a
 // rebalance started before the drain; it is not empty until that settles.
-func placed(meta *brokerclient.Metadata, id int32) bool {
+func placed(meta *api.Metadata, id int32) bool {
 	for _, t := range meta.Topics {
 		for _, p := range t.Partitions {
 			if slices.Contains(p.Replicas, id) || slices.Contains(p.ISR, id) ||
@@ -333,7 +333,7 @@ func placed(meta *brokerclient.Metadata, id int32) bool {
 
 // adminErrorMessage is the broker's own words for an API error.
 func adminErrorMessage(err error) string {
-	var e *brokerclient.Error
+	var e *api.Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message
 	}

@@ -20,17 +20,17 @@ import (
 	"slices"
 	"testing"
 
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // TestScaleDownRefusals: a refused scale down names every reason that
 // applies, not only the first one checked.
 func TestScaleDownRefusals(t *testing.T) {
-	topics := func(rfs ...int16) *brokerclient.Metadata {
-		m := &brokerclient.Metadata{Topics: []brokerclient.TopicDescription{
+	topics := func(rfs ...int16) *api.Metadata {
+		m := &api.Metadata{Topics: []api.TopicDescription{
 			{Name: "__consumer_offsets", Internal: true, ReplicationFactor: 3}}}
 		for i, rf := range rfs {
-			m.Topics = append(m.Topics, brokerclient.TopicDescription{Name: []string{"audit", "orders", "wide"}[i], ReplicationFactor: rf})
+			m.Topics = append(m.Topics, api.TopicDescription{Name: []string{"audit", "orders", "wide"}[i], ReplicationFactor: rf})
 		}
 		return m
 	}
@@ -43,7 +43,7 @@ func TestScaleDownRefusals(t *testing.T) {
 		name   string
 		want   int32
 		voters int32
-		meta   *brokerclient.Metadata
+		meta   *api.Metadata
 		expect []string
 	}{
 		{"3 to 1 with replicas-3 topics: both rules", 1, 3, topics(1, 3), []string{voterRule, orders3}},
@@ -51,7 +51,7 @@ func TestScaleDownRefusals(t *testing.T) {
 		{"the widest topic is named", 2, 3, topics(2, 3, 4), []string{voterRule, wide4}},
 		{"enough brokers for every topic", 3, 3, topics(3, 3), nil},
 		{"a topic too wide, voters kept", 3, 3, topics(1, 3, 4), []string{wide4}},
-		{"one voter, one broker left, replicas-1 topics", 1, 1, &brokerclient.Metadata{Topics: []brokerclient.TopicDescription{{Name: "orders", ReplicationFactor: 1}}}, nil},
+		{"one voter, one broker left, replicas-1 topics", 1, 1, &api.Metadata{Topics: []api.TopicDescription{{Name: "orders", ReplicationFactor: 1}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := scaleDownRefusals(tc.want, tc.voters, tc.meta)

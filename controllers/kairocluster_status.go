@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/controllers/resources"
 )
 
@@ -188,7 +188,7 @@ func observeBrokers(st *reconcileState) {
 	}
 	var fenced []int32
 	for _, b := range st.meta.Brokers {
-		if b.State == brokerclient.BrokerFenced {
+		if b.State == api.BrokerFenced {
 			fenced = append(fenced, b.ID)
 		}
 	}
@@ -228,7 +228,7 @@ func clusterReadyCondition(st *reconcileState, s kairov1alpha1.KairoClusterStatu
 
 func allAlive(st *reconcileState, want int32) bool {
 	for id := int32(0); id < want; id++ {
-		if b := st.broker(id); b == nil || b.State != brokerclient.BrokerAlive {
+		if b := st.broker(id); b == nil || b.State != api.BrokerAlive {
 			return false
 		}
 	}

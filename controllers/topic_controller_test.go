@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/api"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 )
 
@@ -160,7 +161,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		expectRejected(err, "partitions cannot be decreased")
 
 		By("adding partitions on the brokers behind the operator's back")
-		_, err = bc.AddPartitions(ctx, name, 5)
+		err = bc.AddPartitions(ctx, name, 5)
 		Expect(err).NotTo(HaveOccurred())
 		t := eventuallyTopic(name, func(g Gomega, t *kairov1alpha1.Topic) {
 			g.Expect(condition(t.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonNotSupported))
@@ -194,7 +195,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 	It("adopts an existing topic whose partitions and replicas fit the spec", func() {
 		name := uniqueName("legacy")
-		created, err := bc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: name, Partitions: 2,
+		created, err := bc.CreateTopic(ctx, api.CreateTopicRequest{Name: name, Partitions: 2,
 			Config: map[string]string{"retention.ms": "5000"}})
 		Expect(err).NotTo(HaveOccurred())
 		_, err = bc.Produce(ctx, brokerclient.ProduceRequest{Topic: name, Partition: ptr.To(int32(0)), Message: "kept"})
@@ -218,7 +219,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 
 	It("does not adopt a topic with more partitions, and leaves it on the brokers when deleted", func() {
 		name := uniqueName("bigger")
-		created, err := bc.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: name, Partitions: 4})
+		created, err := bc.CreateTopic(ctx, api.CreateTopicRequest{Name: name, Partitions: 4})
 		Expect(err).NotTo(HaveOccurred())
 
 		createTopic(name, clusterName, func(t *kairov1alpha1.Topic) { t.Spec.Partitions = 2 })
@@ -267,7 +268,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		Expect(k8sClient.Delete(ctx, t)).To(Succeed())
 		expectGone(t, 20*time.Second)
 		_, err := bc.DescribeTopic(ctx, name)
-		Expect(brokerclient.IsCode(err, brokerclient.CodeUnknownTopic)).To(BeTrue(), "describe after delete: %v", err)
+		Expect(api.IsCode(err, api.CodeUnknownTopic)).To(BeTrue(), "describe after delete: %v", err)
 		expectEvent(topicNamespace, name, ReasonTopicDeleted)
 	})
 
@@ -311,7 +312,7 @@ var _ = Describe("Topic controller", Ordered, func() {
 		Consistently(func() error {
 			_, err := bc.DescribeTopic(ctx, name)
 			return err
-		}).WithTimeout(2*testResync + time.Second).Should(MatchError(ContainSubstring(brokerclient.CodeUnknownTopic)))
+		}).WithTimeout(2*testResync + time.Second).Should(MatchError(ContainSubstring(api.CodeUnknownTopic)))
 
 		Expect(updateTopic(name, func(t *kairov1alpha1.Topic) { t.Spec.RecreateIfDeleted = true })).To(Succeed())
 		t = readyTopic(name)

@@ -30,7 +30,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // maxPartitionStatuses caps status.partitionStatuses so that a topic with
@@ -40,11 +40,11 @@ const maxPartitionStatuses = 256
 // topicBrokers are the broker calls a Topic pass makes; *brokerclient.Client
 // has them, and the table tests give a fake.
 type topicBrokers interface {
-	CreateTopic(ctx context.Context, req brokerclient.CreateTopicRequest) (*brokerclient.CreateTopicResponse, error)
-	DescribeTopic(ctx context.Context, name string) (*brokerclient.TopicDescription, error)
-	AddPartitions(ctx context.Context, name string, partitions int32) (*brokerclient.PartitionsResponse, error)
-	SetTopicConfig(ctx context.Context, name string, config map[string]string) (*brokerclient.TopicConfigResponse, error)
-	SetReplicationFactor(ctx context.Context, name string, rf int16) (*brokerclient.ReplicationFactorResponse, error)
+	CreateTopic(ctx context.Context, req api.CreateTopicRequest) (*api.CreateTopicResult, error)
+	DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error)
+	AddPartitions(ctx context.Context, name string, partitions int32) error
+	SetTopicConfig(ctx context.Context, name string, config map[string]string) (map[string]string, error)
+	SetReplicationFactor(ctx context.Context, name string, rf int16) error
 	DeleteTopic(ctx context.Context, name string) error
 }
 
@@ -124,7 +124,7 @@ func (p *topicPass) ensure(ctx context.Context) (ctrl.Result, error) {
 // out of band and the spec asks for it back. action is Created or Recreated
 // when it did. A non-nil passEnd ends the pass.
 func (p *topicPass) ensureExists(ctx context.Context) (
-	desc *brokerclient.TopicDescription, action string, stop *passEnd) {
+	desc *api.TopicDescription, action string, stop *passEnd) {
 	t := p.topic
 	// Most new Topics name a topic that does not exist yet: create first and
 	// describe after, one call fewer than asking first. A Topic that found
@@ -135,30 +135,30 @@ func (p *topicPass) ensureExists(ctx context.Context) (
 		switch {
 		case cerr == nil:
 			action = ReasonCreated
-		case brokerclient.IsCode(cerr, brokerclient.CodeTopicAlreadyExists):
+		case api.IsCode(cerr, api.CodeTopicAlreadyExists):
 			// Adopted below if it fits the spec.
 		default:
 			return nil, "", endWith(p.failed(classify(p.cluster, "Create topic "+p.name, cerr)))
 		}
 	}
 	desc, derr := p.bc.DescribeTopic(ctx, p.name)
-	if brokerclient.IsCode(derr, brokerclient.CodeUnknownTopic) && p.status.TopicID == "" && action == "" {
+	if api.IsCode(derr, api.CodeUnknownTopic) && p.status.TopicID == "" && action == "" {
 		// The incompatible topic is gone: create the spec's own.
 		_, cerr := p.bc.CreateTopic(ctx, p.createRequest())
 		switch {
 		case cerr == nil:
 			action = ReasonCreated
-		case !brokerclient.IsCode(cerr, brokerclient.CodeTopicAlreadyExists):
+		case !api.IsCode(cerr, api.CodeTopicAlreadyExists):
 			return nil, "", endWith(p.failed(classify(p.cluster, "Create topic "+p.name, cerr)))
 		}
 		desc, derr = p.bc.DescribeTopic(ctx, p.name)
 	}
-	if brokerclient.IsCode(derr, brokerclient.CodeUnknownTopic) && p.status.TopicID != "" {
+	if api.IsCode(derr, api.CodeUnknownTopic) && p.status.TopicID != "" {
 		if !t.Spec.RecreateIfDeleted {
 			return nil, "", endWith(p.deletedOutOfBand())
 		}
 		if _, cerr := p.bc.CreateTopic(ctx, p.createRequest()); cerr != nil &&
-			!brokerclient.IsCode(cerr, brokerclient.CodeTopicAlreadyExists) {
+			!api.IsCode(cerr, api.CodeTopicAlreadyExists) {
 			return nil, "", endWith(p.failed(classify(p.cluster, "Create topic "+p.name+" again", cerr)))
 		}
 		action = ReasonRecreated
@@ -166,7 +166,7 @@ func (p *topicPass) ensureExists(ctx context.Context) (
 			"Topic %q was deleted on the brokers out of band and was created again (spec.recreateIfDeleted)", p.name)
 		desc, derr = p.bc.DescribeTopic(ctx, p.name)
 	}
-	if brokerclient.IsCode(derr, brokerclient.CodeUnknownTopic) {
+	if api.IsCode(derr, api.CodeUnknownTopic) {
 		// Just created through another broker, whose metadata has not
 		// reached this one yet: look again shortly.
 		return nil, "", endWith(ctrl.Result{}, errBrokerRetry{msg: fmt.Sprintf("topic %q not visible yet after creation", p.name)})
@@ -186,8 +186,8 @@ func (p *topicPass) refusedAdoption() bool {
 	return p.readyReason() == ReasonIncompatible
 }
 
-func (p *topicPass) createRequest() brokerclient.CreateTopicRequest {
-	req := brokerclient.CreateTopicRequest{Name: p.name, Partitions: p.topic.Spec.Partitions, Config: p.topic.Spec.Config}
+func (p *topicPass) createRequest() api.CreateTopicRequest {
+	req := api.CreateTopicRequest{Name: p.name, Partitions: p.topic.Spec.Partitions, Config: p.topic.Spec.Config}
 	if p.topic.Spec.Replicas != nil {
 		req.ReplicationFactor = int16(*p.topic.Spec.Replicas)
 	}
@@ -199,7 +199,7 @@ func (p *topicPass) createRequest() brokerclient.CreateTopicRequest {
 // adopted only when the spec can reach it without decreasing partitions or
 // moving replicas; otherwise the pass ends with Ready=False Incompatible and
 // the topic is left alone (and is not deleted with the resource).
-func (p *topicPass) adopt(desc *brokerclient.TopicDescription) *passEnd {
+func (p *topicPass) adopt(desc *api.TopicDescription) *passEnd {
 	t := p.topic
 	var why []string
 	if desc.PartitionCount > t.Spec.Partitions {
@@ -228,12 +228,12 @@ func (p *topicPass) adopt(desc *brokerclient.TopicDescription) *passEnd {
 
 // converge raises partitions, sets the config overrides and the replication
 // factor to the spec. It reports whether it changed anything.
-func (p *topicPass) converge(ctx context.Context, desc *brokerclient.TopicDescription, action string) (bool, *brokerFailure) {
+func (p *topicPass) converge(ctx context.Context, desc *api.TopicDescription, action string) (bool, *brokerFailure) {
 	t := p.topic
 	log := logf.FromContext(ctx)
 	changed := false
 	if desc.PartitionCount < t.Spec.Partitions {
-		if _, err := p.bc.AddPartitions(ctx, p.name, t.Spec.Partitions); err != nil {
+		if err := p.bc.AddPartitions(ctx, p.name, t.Spec.Partitions); err != nil {
 			f := classify(p.cluster, "Increase partitions of topic "+p.name, err)
 			return false, &f
 		}
@@ -261,7 +261,7 @@ func (p *topicPass) converge(ctx context.Context, desc *brokerclient.TopicDescri
 		changed = true
 	}
 	if t.Spec.Replicas != nil && int32(desc.ReplicationFactor) != *t.Spec.Replicas {
-		if _, err := p.bc.SetReplicationFactor(ctx, p.name, int16(*t.Spec.Replicas)); err != nil {
+		if err := p.bc.SetReplicationFactor(ctx, p.name, int16(*t.Spec.Replicas)); err != nil {
 			f := classify(p.cluster, "Change replicas of topic "+p.name, err)
 			return false, &f
 		}
@@ -312,7 +312,7 @@ func configString(cfg map[string]string) string {
 	return "{" + b.String() + "}"
 }
 
-func reassigning(desc *brokerclient.TopicDescription) bool {
+func reassigning(desc *api.TopicDescription) bool {
 	for _, pd := range desc.Partitions {
 		if len(pd.Adding) > 0 || len(pd.Removing) > 0 {
 			return true
@@ -322,7 +322,7 @@ func reassigning(desc *brokerclient.TopicDescription) bool {
 }
 
 // observe copies what the brokers report into the status.
-func (p *topicPass) observe(desc *brokerclient.TopicDescription) {
+func (p *topicPass) observe(desc *api.TopicDescription) {
 	st := &p.status
 	st.TopicID = desc.TopicID
 	st.Partitions = desc.PartitionCount
@@ -353,7 +353,7 @@ func forgetTopic(st *kairov1alpha1.TopicStatus) {
 }
 
 // summary is the Ready message of a topic that matches its spec.
-func (p *topicPass) summary(desc *brokerclient.TopicDescription) string {
+func (p *topicPass) summary(desc *api.TopicDescription) string {
 	msg := fmt.Sprintf("Topic %q has %d partitions with %d replicas", p.name, desc.PartitionCount, desc.ReplicationFactor)
 	if n := p.status.UnderReplicatedPartitions; n > 0 {
 		msg += fmt.Sprintf("; %d under-replicated", n)
@@ -384,7 +384,7 @@ func (p *topicPass) deletedOutOfBand() (ctrl.Result, error) {
 // created or adopted (the same topic id), else leaves it there.
 func (p *topicPass) delete(ctx context.Context) (ctrl.Result, error) {
 	desc, err := p.bc.DescribeTopic(ctx, p.name)
-	if brokerclient.IsCode(err, brokerclient.CodeUnknownTopic) {
+	if api.IsCode(err, api.CodeUnknownTopic) {
 		return p.release(ctx, corev1.EventTypeNormal, ReasonTopicDeleted, "Topic %q was already gone from the brokers", p.name)
 	}
 	if err != nil {
@@ -394,7 +394,7 @@ func (p *topicPass) delete(ctx context.Context) (ctrl.Result, error) {
 		return p.release(ctx, corev1.EventTypeWarning, ReasonTopicNotOwned,
 			"Topic %q on the brokers has id %s, not %s which this resource managed; it was left on the brokers", p.name, desc.TopicID, p.status.TopicID)
 	}
-	if err := p.bc.DeleteTopic(ctx, p.name); err != nil && !brokerclient.IsCode(err, brokerclient.CodeUnknownTopic) {
+	if err := p.bc.DeleteTopic(ctx, p.name); err != nil && !api.IsCode(err, api.CodeUnknownTopic) {
 		return p.failed(classify(p.cluster, "Delete topic "+p.name, err))
 	}
 	logf.FromContext(ctx).Info("Deleted topic on the brokers", "topic", p.name)

@@ -27,7 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 func TestTopicPassDecisions(t *testing.T) {
@@ -267,7 +267,7 @@ func TestTopicPassDecisions(t *testing.T) {
 			id:   "id-7",
 			brokers: func() *fakeBrokers {
 				f := newFakeBrokers().withTopic(name, "id-7", 3, 1, inSync)
-				f.fail["SetReplicationFactor"] = brokerclient.Errorf(brokerclient.CodeInvalidReplicationFactor,
+				f.fail["SetReplicationFactor"] = api.Errorf(api.CodeInvalidReplicationFactor,
 					"replication factor 5 exceeds the 3 live brokers")
 				return f
 			}(),
@@ -284,7 +284,7 @@ func TestTopicPassDecisions(t *testing.T) {
 			spec: spec(nil),
 			brokers: func() *fakeBrokers {
 				f := newFakeBrokers()
-				f.fail["DescribeTopic"] = brokerclient.Errorf(brokerclient.CodeUnknownTopic, "topic %q does not exist", name)
+				f.fail["DescribeTopic"] = api.Errorf(api.CodeUnknownTopic, "topic %q does not exist", name)
 				return f
 			}(),
 			calls: []string{"CreateTopic orders", "DescribeTopic orders"},

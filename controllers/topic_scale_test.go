@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/api"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 )
 
@@ -375,7 +376,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 		time.Sleep(10 * time.Second) // let the broker finish removing the deleted logs
 		base := snapshot(bp.host, pids)
 		inParallel(n, 16, func(i int) error {
-			_, err := direct.CreateTopic(ctx, brokerclient.CreateTopicRequest{Name: fmt.Sprintf("base-%04d", i),
+			_, err := direct.CreateTopic(ctx, api.CreateTopicRequest{Name: fmt.Sprintf("base-%04d", i),
 				Partitions: 3, Config: map[string]string{"retention.ms": "86400000"}})
 			return err
 		})

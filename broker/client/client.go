@@ -1,8 +1,9 @@
-// Package client is the Go client of the broker's HTTP API and the JSON shapes
-// of its requests and replies. The operator, kairoctl and brokers proxying to
-// one another all use it. Every method takes a context first and returns an
-// *Error (checkable with errors.As or IsCode) when the broker answers with an
-// error status.
+// Package client is the Go client of the broker's HTTP API (docs/api.md):
+// its calls, and the JSON shapes of produce and fetch, whose records travel
+// as text or base64. Everything else it sends and returns is the core's
+// vocabulary (broker/api), as the operator and kairoctl use it. Every
+// method takes a context first and returns an *api.Error (checkable with
+// errors.As or api.IsCode) when the broker answers with an error status.
 package client
 
 import (
@@ -158,13 +159,13 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 
 func decodeError(resp *http.Response) error {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var b ErrorBody
+	var b api.ErrorBody
 	if err := json.Unmarshal(raw, &b); err != nil || b.Code == "" {
 		msg := strings.TrimSpace(string(raw))
 		if msg == "" {
 			msg = http.StatusText(resp.StatusCode)
 		}
-		return &Error{Status: resp.StatusCode, Code: codeForStatus(resp.StatusCode), Message: msg}
+		return &api.Error{Status: resp.StatusCode, Code: codeForStatus(resp.StatusCode), Message: msg}
 	}
 	return api.FromBody(resp.StatusCode, b)
 }
@@ -174,18 +175,18 @@ func decodeError(resp *http.Response) error {
 func codeForStatus(status int) string {
 	switch status {
 	case http.StatusNotFound:
-		return CodeNotFound
+		return api.CodeNotFound
 	case http.StatusMethodNotAllowed:
-		return CodeMethodNotAllowed
+		return api.CodeMethodNotAllowed
 	case http.StatusRequestEntityTooLarge:
-		return CodeBodyTooLarge
+		return api.CodeBodyTooLarge
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return CodeBrokerUnavailable
+		return api.CodeBrokerUnavailable
 	}
 	if status >= 400 && status < 500 {
-		return CodeInvalidArgument
+		return api.CodeInvalidArgument
 	}
-	return CodeInternal
+	return api.CodeInternal
 }
 
 func esc(s string) string { return url.PathEscape(s) }

@@ -2,11 +2,12 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 func TestErrorsAreTyped(t *testing.T) {
@@ -33,8 +34,8 @@ func TestErrorsAreTyped(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.DescribeTopic(context.Background(), "nope")
-	var e *Error
-	if !errors.As(err, &e) || e.Status != 404 || e.Code != CodeUnknownTopic || !IsCode(err, CodeUnknownTopic) {
+	var e *api.Error
+	if !errors.As(err, &e) || e.Status != 404 || e.Code != api.CodeUnknownTopic || !api.IsCode(err, api.CodeUnknownTopic) {
 		t.Fatalf("got %#v", err)
 	}
 	fc := c.WithHeader("X-Extra", "1")
@@ -43,7 +44,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		t.Fatalf("got %#v", err)
 	}
 	err = c.Health(context.Background())
-	if !errors.As(err, &e) || e.Status != 502 || e.Code != CodeBrokerUnavailable || !e.Retriable() {
+	if !errors.As(err, &e) || e.Status != 502 || e.Code != api.CodeBrokerUnavailable || !e.Retriable() {
 		t.Fatalf("got %#v", err)
 	}
 	if _, err := New("ftp://x"); err == nil {
@@ -51,40 +52,5 @@ func TestErrorsAreTyped(t *testing.T) {
 	}
 	if c2, err := New("localhost:8080"); err != nil || c2.Address() != "http://localhost:8080" {
 		t.Fatalf("host:port: %v %v", c2, err)
-	}
-}
-
-func TestStatusForCode(t *testing.T) {
-	for code, status := range map[string]int{CodeInvalidJSON: 400, CodeUnknownGroup: 404, CodeMethodNotAllowed: 405,
-		CodeNonEmptyGroup: 409, CodeBodyTooLarge: 413, CodeUnsupportedMediaType: 415, CodeOffsetOutOfRange: 416,
-		CodeNotEnoughReplicas: 503, "SOMETHING_NEW": 500} {
-		if got := StatusForCode(code); got != status {
-			t.Errorf("StatusForCode(%s) = %d, want %d", code, got, status)
-		}
-	}
-}
-
-// TestRecordPositionJSON: a record that was not stored has no "offset" on
-// the wire and Offset -1 in Go, so that 0 is never mistaken for a position.
-func TestRecordPositionJSON(t *testing.T) {
-	for _, tc := range []struct {
-		pos  RecordPosition
-		wire string
-	}{
-		{RecordPosition{Partition: 1, Offset: 0}, `{"partition":1,"offset":0}`},
-		{RecordPosition{Partition: 2, Offset: -1, Error: "no", Code: CodeNotEnoughReplicas}, `{"partition":2,"error":"no","code":"NOT_ENOUGH_REPLICAS"}`},
-		{RecordPosition{Partition: 0, Offset: 9, Error: "few", Code: CodeNotEnoughReplicasAfterAppend}, `{"partition":0,"offset":9,"error":"few","code":"NOT_ENOUGH_REPLICAS_AFTER_APPEND"}`},
-	} {
-		b, err := json.Marshal(tc.pos)
-		if err != nil || string(b) != tc.wire {
-			t.Errorf("marshal %+v = %s, %v; want %s", tc.pos, b, err, tc.wire)
-		}
-		var back RecordPosition
-		if err := json.Unmarshal([]byte(tc.wire), &back); err != nil || back != tc.pos {
-			t.Errorf("unmarshal %s = %+v, %v; want %+v", tc.wire, back, err, tc.pos)
-		}
-		if back.Stored() != (tc.pos.Offset >= 0) {
-			t.Errorf("%+v: Stored() = %v", back, back.Stored())
-		}
 	}
 }

@@ -23,7 +23,7 @@ type Producer struct {
 	c     *Client
 	topic string
 	opts  ProducerOptions
-	id    ProducerIdentity
+	id    api.Producer
 	// next is each partition's next sequence number.
 	next       map[int32]int32
 	partitions int32
@@ -78,7 +78,7 @@ func (c *Client) NewIdempotentProducer(ctx context.Context, topic string, opts P
 }
 
 // ID is the producer's id and epoch.
-func (p *Producer) ID() ProducerIdentity { return p.id }
+func (p *Producer) ID() api.Producer { return p.id }
 
 // Stats are the producer's counters.
 func (p *Producer) Stats() *ProducerStats { return &p.stats }
@@ -99,10 +99,10 @@ func (p *Producer) refreshPartitions(ctx context.Context) error {
 // in order. On an error that retrying cannot cure, the records of that
 // partition and the ones after it are not stored (their positions are
 // not Stored), and the producer may be used again.
-func (p *Producer) Send(ctx context.Context, records []ProduceRecord) ([]RecordPosition, error) {
-	out := make([]RecordPosition, len(records))
+func (p *Producer) Send(ctx context.Context, records []ProduceRecord) ([]api.RecordPosition, error) {
+	out := make([]api.RecordPosition, len(records))
 	for i := range out {
-		out[i] = RecordPosition{Partition: -1, Offset: -1}
+		out[i] = api.RecordPosition{Partition: -1, Offset: -1}
 	}
 	var order []int32
 	byPart := map[int32][]int{}
@@ -140,7 +140,7 @@ func (p *Producer) Send(ctx context.Context, records []ProduceRecord) ([]RecordP
 			}
 		}
 		if err != nil {
-			var e *Error
+			var e *api.Error
 			if errors.As(err, &e) {
 				for _, i := range idx {
 					if !out[i].Stored() && out[i].Code == "" {
@@ -155,11 +155,11 @@ func (p *Producer) Send(ctx context.Context, records []ProduceRecord) ([]RecordP
 }
 
 // position is where record j of a reply is.
-func (r *ProduceResponse) position(j int, part int32) RecordPosition {
+func (r *ProduceResponse) position(j int, part int32) api.RecordPosition {
 	if r.Records != nil {
 		return r.Records[j]
 	}
-	pos := RecordPosition{Partition: part, Offset: -1, Duplicate: r.Duplicate}
+	pos := api.RecordPosition{Partition: part, Offset: -1, Duplicate: r.Duplicate}
 	if r.Offset != nil {
 		pos.Offset = *r.Offset
 	}
@@ -184,9 +184,9 @@ func (p *Producer) send(ctx context.Context, part int32, recs []ProduceRecord) (
 		}
 		resp, err := p.c.Produce(actx, req)
 		cancel()
-		var e *Error
+		var e *api.Error
 		switch {
-		case err == nil || IsCode(err, CodeNotEnoughReplicasAfterAppend):
+		case err == nil || api.IsCode(err, api.CodeNotEnoughReplicasAfterAppend):
 			// Stored (with less replication than asked for, in the
 			// second case: sent again, it would only be a duplicate).
 			p.next[part] = nextSequence(seq, len(recs))
@@ -194,7 +194,7 @@ func (p *Producer) send(ctx context.Context, part int32, recs []ProduceRecord) (
 				p.stats.Duplicates.Add(1)
 			}
 			return resp, err
-		case IsCode(err, CodeOutOfOrderSequence):
+		case api.IsCode(err, api.CodeOutOfOrderSequence):
 			// The partition lost records it had acknowledged (acks=1 and
 			// a failover): a new epoch starts every partition at 0, and
 			// these records were not written.
@@ -202,7 +202,7 @@ func (p *Producer) send(ctx context.Context, part int32, recs []ProduceRecord) (
 				return nil, err
 			}
 			continue
-		case IsCode(err, CodeUnknownPartition) && attempt == 0:
+		case api.IsCode(err, api.CodeUnknownPartition) && attempt == 0:
 			if rerr := p.refreshPartitions(ctx); rerr != nil {
 				return nil, rerr
 			}

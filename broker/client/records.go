@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // Produce sends one record or a batch (POST /produce). When the broker
@@ -22,7 +24,7 @@ func (c *Client) Produce(ctx context.Context, req ProduceRequest) (*ProduceRespo
 		wait = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
 	err := c.call(ctx, http.MethodPost, "/produce", nil, req, &out, wait)
-	var e *Error
+	var e *api.Error
 	if errors.As(err, &e) && e.Produce != nil {
 		o := e.Produce
 		out = ProduceResponse{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, Records: o.Records, Partial: o.Partial}
@@ -32,8 +34,8 @@ func (c *Client) Produce(ctx context.Context, req ProduceRequest) (*ProduceRespo
 
 // NewProducer asks for an idempotent producer's id and epoch (POST
 // /producers). Producer uses it.
-func (c *Client) NewProducer(ctx context.Context) (ProducerIdentity, error) {
-	var out ProducerIdentity
+func (c *Client) NewProducer(ctx context.Context) (api.Producer, error) {
+	var out api.Producer
 	return out, c.call(ctx, http.MethodPost, "/producers", nil, nil, &out, 0)
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // CreateTopic creates a topic (POST /topics).
-func (c *Client) CreateTopic(ctx context.Context, req CreateTopicRequest) (*CreateTopicResponse, error) {
-	var out CreateTopicResponse
+func (c *Client) CreateTopic(ctx context.Context, req api.CreateTopicRequest) (*api.CreateTopicResult, error) {
+	var out api.CreateTopicResult
 	return &out, c.call(ctx, http.MethodPost, "/topics", nil, req, &out, 0)
 }
 
@@ -18,7 +20,9 @@ func (c *Client) ListTopics(ctx context.Context, internal bool) ([]string, error
 	if internal {
 		q = url.Values{"internal": {"true"}}
 	}
-	var out TopicList
+	var out struct {
+		Topics []string `json:"topics"`
+	}
 	if err := c.call(ctx, http.MethodGet, "/topics", q, nil, &out, 0); err != nil {
 		return nil, err
 	}
@@ -26,8 +30,8 @@ func (c *Client) ListTopics(ctx context.Context, internal bool) ([]string, error
 }
 
 // DescribeTopic describes one topic and its partitions.
-func (c *Client) DescribeTopic(ctx context.Context, name string) (*TopicDescription, error) {
-	var out TopicDescription
+func (c *Client) DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error) {
+	var out api.TopicDescription
 	return &out, c.call(ctx, http.MethodGet, "/topics/"+esc(name), nil, nil, &out, 0)
 }
 
@@ -37,34 +41,39 @@ func (c *Client) DeleteTopic(ctx context.Context, name string) error {
 }
 
 // AddPartitions raises a topic's partition count to partitions.
-func (c *Client) AddPartitions(ctx context.Context, name string, partitions int32) (*PartitionsResponse, error) {
-	var out PartitionsResponse
+func (c *Client) AddPartitions(ctx context.Context, name string, partitions int32) error {
 	in := map[string]int32{"partitions": partitions}
-	return &out, c.call(ctx, http.MethodPost, "/topics/"+esc(name)+"/partitions", nil, in, &out, 0)
+	return c.call(ctx, http.MethodPost, "/topics/"+esc(name)+"/partitions", nil, in, nil, 0)
 }
 
 // SetTopicConfig replaces a topic's config overrides (PUT): keys left out go
-// back to the broker default.
-func (c *Client) SetTopicConfig(ctx context.Context, name string, config map[string]string) (*TopicConfigResponse, error) {
+// back to the broker default. It returns the overrides now in force.
+func (c *Client) SetTopicConfig(ctx context.Context, name string, config map[string]string) (map[string]string, error) {
 	if config == nil {
 		config = map[string]string{}
 	}
-	var out TopicConfigResponse
-	in := map[string]any{"config": config}
-	return &out, c.call(ctx, http.MethodPut, "/topics/"+esc(name)+"/config", nil, in, &out, 0)
+	return c.topicConfig(ctx, http.MethodPut, name, config)
 }
 
 // PatchTopicConfig changes only the keys given (PATCH); a nil value removes
-// that override.
-func (c *Client) PatchTopicConfig(ctx context.Context, name string, config map[string]*string) (*TopicConfigResponse, error) {
-	var out TopicConfigResponse
+// that override. It returns the overrides now in force.
+func (c *Client) PatchTopicConfig(ctx context.Context, name string, config map[string]*string) (map[string]string, error) {
+	return c.topicConfig(ctx, http.MethodPatch, name, config)
+}
+
+func (c *Client) topicConfig(ctx context.Context, method, name string, config any) (map[string]string, error) {
+	var out struct {
+		Config map[string]string `json:"config"`
+	}
 	in := map[string]any{"config": config}
-	return &out, c.call(ctx, http.MethodPatch, "/topics/"+esc(name)+"/config", nil, in, &out, 0)
+	if err := c.call(ctx, method, "/topics/"+esc(name)+"/config", nil, in, &out, 0); err != nil {
+		return nil, err
+	}
+	return out.Config, nil
 }
 
 // SetReplicationFactor changes how many replicas each partition has.
-func (c *Client) SetReplicationFactor(ctx context.Context, name string, rf int16) (*ReplicationFactorResponse, error) {
-	var out ReplicationFactorResponse
+func (c *Client) SetReplicationFactor(ctx context.Context, name string, rf int16) error {
 	in := map[string]int16{"replication_factor": rf}
-	return &out, c.call(ctx, http.MethodPost, "/topics/"+esc(name)+"/replication-factor", nil, in, &out, 0)
+	return c.call(ctx, http.MethodPost, "/topics/"+esc(name)+"/replication-factor", nil, in, nil, 0)
 }

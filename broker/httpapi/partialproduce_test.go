@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/config"
 )
@@ -54,7 +55,7 @@ func TestProducePartialFailureSaysWhichRecordsAreStored(t *testing.T) {
 	n.expect(t, "POST", "/topics", `{"name":"mixed","partitions":2,"config":{"max.message.bytes":"1024"}}`, 201)
 	big := strings.Repeat("x", 2000)
 	st, r := produceRaw(t, n, `{"topic":"mixed","records":[{"partition":0,"value":"a"},{"partition":1,"value":"`+big+`"},{"partition":0,"value":"b"}]}`)
-	if st != 413 || r.Code != client.CodeRecordTooLarge || !r.Partial || r.Topic != "mixed" || len(r.Records) != 3 {
+	if st != 413 || r.Code != api.CodeRecordTooLarge || !r.Partial || r.Topic != "mixed" || len(r.Records) != 3 {
 		t.Fatalf("reply %d %+v, want 413 RECORD_TOO_LARGE, partial, three records", st, r)
 	}
 	if !strings.Contains(r.Error, "2 of 3 records stored") || !strings.Contains(r.Error, "partition 1") {
@@ -64,7 +65,7 @@ func TestProducePartialFailureSaysWhichRecordsAreStored(t *testing.T) {
 		partition int32
 		offset    int64 // -1: not stored
 		code      string
-	}{{0, 0, ""}, {1, -1, client.CodeRecordTooLarge}, {0, 1, ""}} {
+	}{{0, 0, ""}, {1, -1, api.CodeRecordTooLarge}, {0, 1, ""}} {
 		got := r.Records[i]
 		gotOffset := int64(-1)
 		if got.Offset != nil {
@@ -88,8 +89,8 @@ func TestProducePartialFailureSaysWhichRecordsAreStored(t *testing.T) {
 	p0, p1 := int32(0), int32(1)
 	resp, err := c.Produce(context.Background(), client.ProduceRequest{Topic: "mixed",
 		Records: []client.ProduceRecord{{Partition: &p1, Value: big}, {Partition: &p0, Value: "c"}}})
-	if !client.IsCode(err, client.CodeRecordTooLarge) || !resp.Partial || len(resp.Records) != 2 ||
-		resp.Records[0].Stored() || resp.Records[0].Code != client.CodeRecordTooLarge ||
+	if !api.IsCode(err, api.CodeRecordTooLarge) || !resp.Partial || len(resp.Records) != 2 ||
+		resp.Records[0].Stored() || resp.Records[0].Code != api.CodeRecordTooLarge ||
 		!resp.Records[1].Stored() || resp.Records[1].Offset != 2 || resp.Records[1].Code != "" {
 		t.Fatalf("client: %+v, %v", resp, err)
 	}
@@ -97,7 +98,7 @@ func TestProducePartialFailureSaysWhichRecordsAreStored(t *testing.T) {
 	// A batch that fails as a whole before anything is written keeps the
 	// plain error shape.
 	st, r = produceRaw(t, n, `{"topic":"mixed","records":[{"partition":0,"value":"a"},{"partition":7,"value":"b"}]}`)
-	if st != 404 || r.Code != client.CodeUnknownPartition || r.Records != nil || r.Partial {
+	if st != 404 || r.Code != api.CodeUnknownPartition || r.Records != nil || r.Partial {
 		t.Fatalf("unknown partition: %d %+v", st, r)
 	}
 }
@@ -120,7 +121,7 @@ func TestNotEnoughReplicasAfterAppendIsNotNotEnoughReplicas(t *testing.T) {
 
 	c.crash(follower)
 	st, r := produceRaw(t, c.nodes[leader], `{"topic":"strict","partition":0,"message":"second","acks":"all"}`)
-	if st != 503 || r.Code != client.CodeNotEnoughReplicasAfterAppend || r.Offset == nil || *r.Offset != 1 || r.Partition == nil || *r.Partition != 0 {
+	if st != 503 || r.Code != api.CodeNotEnoughReplicasAfterAppend || r.Offset == nil || *r.Offset != 1 || r.Partition == nil || *r.Partition != 0 {
 		t.Fatalf("acks=all while the ISR shrinks: %d %+v, want 503 NOT_ENOUGH_REPLICAS_AFTER_APPEND at offset 1", st, r)
 	}
 	if got := fetchAll(t, c.nodes[leader], "strict", 0); !slices.Equal(got, []string{"first", "second"}) {
@@ -128,7 +129,7 @@ func TestNotEnoughReplicasAfterAppendIsNotNotEnoughReplicas(t *testing.T) {
 	}
 
 	st, r = produceRaw(t, c.nodes[leader], `{"topic":"strict","partition":0,"message":"third","acks":"all"}`)
-	if st != 503 || r.Code != client.CodeNotEnoughReplicas || r.Offset != nil {
+	if st != 503 || r.Code != api.CodeNotEnoughReplicas || r.Offset != nil {
 		t.Fatalf("acks=all with the ISR below the minimum: %d %+v, want 503 NOT_ENOUGH_REPLICAS without an offset", st, r)
 	}
 	if p := c.describe(c.nodes[leader], "strict")[0]; p.LogEndOffset != 2 {
@@ -175,8 +176,8 @@ func TestProduceAcrossLeadersReportsEachPartition(t *testing.T) {
 	}
 	resp, err := cl.Produce(context.Background(), client.ProduceRequest{Topic: "spread", Acks: client.AcksAll,
 		Records: []client.ProduceRecord{{Partition: &hurt, Value: "lost"}, {Partition: &healthy, Value: "kept"}, {Partition: &hurt, Value: "lost-too"}}})
-	var e *client.Error
-	if !client.IsCode(err, client.CodeNotEnoughReplicas) || !asError(err, &e) || e.Status != 503 {
+	var e *api.Error
+	if !api.IsCode(err, api.CodeNotEnoughReplicas) || !asError(err, &e) || e.Status != 503 {
 		t.Fatalf("produce: %v, want 503 NOT_ENOUGH_REPLICAS", err)
 	}
 	if !resp.Partial || len(resp.Records) != 3 {
@@ -184,7 +185,7 @@ func TestProduceAcrossLeadersReportsEachPartition(t *testing.T) {
 	}
 	for i, rec := range resp.Records {
 		stored := i == 1
-		if rec.Stored() != stored || (rec.Code == client.CodeNotEnoughReplicas) == stored {
+		if rec.Stored() != stored || (rec.Code == api.CodeNotEnoughReplicas) == stored {
 			t.Errorf("record %d: %+v, want stored=%v", i, rec, stored)
 		}
 	}
@@ -200,4 +201,4 @@ func TestProduceAcrossLeadersReportsEachPartition(t *testing.T) {
 	}
 }
 
-func asError(err error, target **client.Error) bool { return errors.As(err, target) }
+func asError(err error, target **api.Error) bool { return errors.As(err, target) }

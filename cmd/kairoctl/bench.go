@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/spf13/cobra"
+
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/client"
 )
 
 // benchOptions are the knobs of one benchmark run.
@@ -171,7 +173,7 @@ func runBench(ctx context.Context, c *client.Client, o benchOptions, out, progre
 
 func ensureBenchTopic(ctx context.Context, c *client.Client, o benchOptions) error {
 	_, err := c.DescribeTopic(ctx, o.topic)
-	if client.IsCode(err, client.CodeUnknownTopic) {
+	if api.IsCode(err, api.CodeUnknownTopic) {
 		cfg := map[string]string{}
 		for _, kv := range o.config {
 			k, v, ok := strings.Cut(kv, "=")
@@ -180,8 +182,8 @@ func ensureBenchTopic(ctx context.Context, c *client.Client, o benchOptions) err
 			}
 			cfg[k] = v
 		}
-		_, err = c.CreateTopic(ctx, client.CreateTopicRequest{Name: o.topic, Partitions: o.partitions, ReplicationFactor: o.rf, Config: cfg})
-		if client.IsCode(err, client.CodeTopicAlreadyExists) {
+		_, err = c.CreateTopic(ctx, api.CreateTopicRequest{Name: o.topic, Partitions: o.partitions, ReplicationFactor: o.rf, Config: cfg})
+		if api.IsCode(err, api.CodeTopicAlreadyExists) {
 			err = nil
 		}
 	}

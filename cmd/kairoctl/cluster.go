@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/spf13/cobra"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 func clusterCmd(g *globals) *cobra.Command {
@@ -48,7 +49,7 @@ func clusterMetadataCmd(g *globals) *cobra.Command {
 	}
 }
 
-func printBrokers(w interface{ Write([]byte) (int, error) }, bs []client.BrokerInfo) error {
+func printBrokers(w interface{ Write([]byte) (int, error) }, bs []api.BrokerInfo) error {
 	rows := make([][]string, 0, len(bs))
 	for _, b := range bs {
 		rows = append(rows, []string{itoa(b.ID), b.Address, b.Rack, b.State, yesNo(b.Voter), itoa(b.Partitions), itoa(b.Leaders), itoa(b.UnderReplicated), yesNo(b.InSync)})
@@ -71,7 +72,9 @@ func clusterBrokersCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.json() {
-				return printJSON(cmd.OutOrStdout(), client.BrokerList{Brokers: bs})
+				return printJSON(cmd.OutOrStdout(), struct {
+					Brokers []api.BrokerInfo `json:"brokers"`
+				}{bs})
 			}
 			return printBrokers(cmd.OutOrStdout(), bs)
 		},
@@ -132,27 +135,33 @@ func clusterDrainCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if cancel {
-				res, err := c.CancelDrain(cmd.Context(), id)
-				if err != nil {
+				if err := c.CancelDrain(cmd.Context(), id); err != nil {
 					return err
 				}
 				if g.json() {
-					return printJSON(cmd.OutOrStdout(), res)
+					return printJSON(cmd.OutOrStdout(), brokerStatus{Status: "active", Broker: id})
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Broker %d is %s\n", res.Broker, res.Status)
+				fmt.Fprintf(cmd.OutOrStdout(), "Broker %d is active\n", id)
 				return nil
 			}
-			res, err := c.Drain(cmd.Context(), id)
+			remaining, err := c.Drain(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
 			if g.json() {
-				return printJSON(cmd.OutOrStdout(), res)
+				return printJSON(cmd.OutOrStdout(), brokerStatus{Status: "draining", Broker: id, RemainingReplicas: &remaining})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Broker %d is draining, %d replicas to move\n", res.Broker, res.RemainingReplicas)
+			fmt.Fprintf(cmd.OutOrStdout(), "Broker %d is draining, %d replicas to move\n", id, remaining)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&cancel, "cancel", false, "stop draining and take replicas again")
 	return cmd
+}
+
+// brokerStatus is what a change did to a broker, as the broker answers it.
+type brokerStatus struct {
+	Status            string `json:"status"`
+	Broker            int32  `json:"broker"`
+	RemainingReplicas *int   `json:"remaining_replicas,omitempty"`
 }

@@ -10,8 +10,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/spf13/cobra"
+
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/client"
 )
 
 func consumeCmd(g *globals) *cobra.Command {
@@ -87,10 +89,10 @@ func (c *consumer) run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil, c.done():
 			return nil
-		case errors.Is(err, errRejoin), client.IsCode(err, client.CodeRebalanceInProgress),
-			client.IsCode(err, client.CodeIllegalGeneration):
+		case errors.Is(err, errRejoin), api.IsCode(err, api.CodeRebalanceInProgress),
+			api.IsCode(err, api.CodeIllegalGeneration):
 			continue
-		case client.IsCode(err, client.CodeUnknownMemberID):
+		case api.IsCode(err, api.CodeUnknownMemberID):
 			c.memberID = ""
 			continue
 		case retriable(err):
@@ -110,7 +112,7 @@ func (c *consumer) run(ctx context.Context) error {
 func (c *consumer) done() bool { return c.max > 0 && c.consumed >= c.max }
 
 func (c *consumer) join(ctx context.Context) error {
-	j, err := c.c.JoinGroup(ctx, c.group, client.JoinGroupRequest{MemberID: c.memberID, Topics: c.topics,
+	j, err := c.c.JoinGroup(ctx, api.JoinGroupRequest{Group: c.group, MemberID: c.memberID, Topics: c.topics,
 		SessionTimeoutMs: c.sessionMs, RebalanceTimeoutMs: 2 * c.sessionMs, ClientID: "kairoctl"})
 	if err != nil {
 		return err
@@ -138,7 +140,7 @@ func (c *consumer) initPositions(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range offs.Offsets {
+	for _, o := range offs {
 		c.positions[partitionKey{o.Topic, o.Partition}] = o.Offset
 	}
 	hws := map[partitionKey]int64{}
@@ -207,9 +209,9 @@ func (c *consumer) heartbeat(ctx context.Context, rebalance chan<- error) {
 		if err == nil || ctx.Err() != nil {
 			continue
 		}
-		var apiErr *client.Error
+		var apiErr *api.Error
 		if errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 {
-			if apiErr.Code == client.CodeRebalanceInProgress {
+			if apiErr.Code == api.CodeRebalanceInProgress {
 				err = errRejoin
 			}
 			rebalance <- err
@@ -242,12 +244,12 @@ func (c *consumer) poll(ctx context.Context) error {
 	for range c.assignment {
 		<-done
 	}
-	var commits []client.OffsetCommit
+	var commits []api.OffsetCommit
 	var retry error
 	for _, r := range results {
 		if r.err != nil {
-			var apiErr *client.Error
-			if errors.As(r.err, &apiErr) && apiErr.Code == client.CodeOffsetOutOfRange && apiErr.LogStartOffset != nil {
+			var apiErr *api.Error
+			if errors.As(r.err, &apiErr) && apiErr.Code == api.CodeOffsetOutOfRange && apiErr.LogStartOffset != nil {
 				c.positions[r.tp] = c.resetPosition(apiErr)
 				continue
 			}
@@ -276,7 +278,7 @@ func (c *consumer) poll(ctx context.Context) error {
 		}
 		if next != c.positions[r.tp] || len(r.resp.Records) > 0 {
 			c.positions[r.tp] = next
-			commits = append(commits, client.OffsetCommit{Topic: r.tp.topic, Partition: r.tp.partition, Offset: next})
+			commits = append(commits, api.OffsetCommit{Topic: r.tp.topic, Partition: r.tp.partition, Offset: next})
 		}
 	}
 	if retry != nil {
@@ -285,13 +287,13 @@ func (c *consumer) poll(ctx context.Context) error {
 	if len(commits) == 0 {
 		return nil
 	}
-	return c.c.CommitOffsets(ctx, c.group, client.CommitOffsetsRequest{MemberID: c.memberID, Generation: c.generation, Offsets: commits})
+	return c.c.CommitOffsets(ctx, api.CommitOffsetsRequest{Group: c.group, MemberID: c.memberID, Generation: c.generation, Offsets: commits})
 }
 
 // retriable reports a 503 answer or a broker that could not be reached:
 // a leadership or coordinator move that a retry outlasts.
 func retriable(err error) bool {
-	var apiErr *client.Error
+	var apiErr *api.Error
 	if errors.As(err, &apiErr) {
 		return apiErr.Retriable()
 	}
@@ -301,7 +303,7 @@ func retriable(err error) bool {
 
 // retryDelay is the broker's retry_after_ms hint, or 200 ms.
 func retryDelay(err error) time.Duration {
-	var apiErr *client.Error
+	var apiErr *api.Error
 	if errors.As(err, &apiErr) && apiErr.RetryAfterMs > 0 {
 		return time.Duration(apiErr.RetryAfterMs) * time.Millisecond
 	}
@@ -318,7 +320,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (c *consumer) resetPosition(e *client.Error) int64 {
+func (c *consumer) resetPosition(e *api.Error) int64 {
 	if c.fromBeginning || e.HighWatermark == nil {
 		return *e.LogStartOffset
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/internal/syncbuf"
 )
@@ -138,7 +139,7 @@ func TestDevClusterAsDocumented(t *testing.T) {
 	mustRun(t, urls[0], "", "cluster", "brokers")
 }
 
-func replicatedThrice(d *client.TopicDescription) bool {
+func replicatedThrice(d *api.TopicDescription) bool {
 	for _, p := range d.Partitions {
 		if len(p.Replicas) != 3 || len(p.ISR) != 3 || p.Leader < 0 {
 			return false

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/spf13/cobra"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 func groupsCmd(g *globals) *cobra.Command {
@@ -104,19 +105,19 @@ func groupsResetCmd(g *globals) *cobra.Command {
 		Short: "Move an empty group's committed offsets",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := client.ResetOffsetsRequest{Topics: topics}
+			req := api.ResetOffsetsRequest{Group: args[0], Topics: topics}
 			n := 0
 			if toEarliest {
-				req.To, n = client.ResetEarliest, n+1
+				req.To, n = api.ResetEarliest, n+1
 			}
 			if toLatest {
-				req.To, n = client.ResetLatest, n+1
+				req.To, n = api.ResetLatest, n+1
 			}
 			if cmd.Flags().Changed("to-offset") {
-				req.To, req.Offset, n = client.ResetOffset, &toOffset, n+1
+				req.To, req.Offset, n = api.ResetOffset, &toOffset, n+1
 			}
 			if cmd.Flags().Changed("to-timestamp") {
-				req.To, req.Timestamp, n = client.ResetTimestamp, &toTime, n+1
+				req.To, req.Timestamp, n = api.ResetTimestamp, &toTime, n+1
 			}
 			if n != 1 {
 				return errors.New("give exactly one of --to-earliest, --to-latest, --to-offset, --to-timestamp")
@@ -128,15 +129,18 @@ func groupsResetCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := c.ResetOffsets(cmd.Context(), args[0], req)
+			offsets, err := c.ResetOffsets(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
 			if g.json() {
-				return printJSON(cmd.OutOrStdout(), resp)
+				return printJSON(cmd.OutOrStdout(), struct {
+					Group   string                `json:"group"`
+					Offsets []api.PartitionOffset `json:"offsets"`
+				}{args[0], offsets})
 			}
-			rows := make([][]string, 0, len(resp.Offsets))
-			for _, o := range resp.Offsets {
+			rows := make([][]string, 0, len(offsets))
+			for _, o := range offsets {
 				rows = append(rows, []string{o.Topic, itoa(o.Partition), itoa(o.Offset)})
 			}
 			return printTable(cmd.OutOrStdout(), []string{"TOPIC", "PARTITION", "NEW-OFFSET"}, rows)
@@ -164,7 +168,10 @@ func groupsDeleteCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.json() {
-				return printJSON(cmd.OutOrStdout(), client.GroupStatus{Status: "deleted", Group: args[0]})
+				return printJSON(cmd.OutOrStdout(), struct {
+					Status string `json:"status"`
+					Group  string `json:"group"`
+				}{"deleted", args[0]})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Deleted group %s\n", args[0])
 			return nil

@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 func main() {
@@ -19,7 +19,7 @@ func main() {
 	defer stop()
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
-		var apiErr *client.Error
+		var apiErr *api.Error
 		if errors.As(err, &apiErr) {
 			fmt.Fprintf(os.Stderr, "Error: %s (%s, HTTP %d)\n", apiErr.Message, apiErr.Code, apiErr.Status)
 		} else {

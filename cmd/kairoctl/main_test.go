@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/core"
@@ -103,12 +104,12 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 	if !strings.Contains(out, "NAME") || !strings.Contains(out, "orders") || strings.Contains(out, "__consumer_offsets") {
 		t.Fatalf("list: %s", out)
 	}
-	var list client.TopicList
+	var list struct{ Topics []string }
 	decode(t, mustRun(t, url, "", "topics", "list", "-o", "json"), &list)
 	if len(list.Topics) != 1 || list.Topics[0] != "orders" {
 		t.Fatalf("list json: %+v", list)
 	}
-	var desc client.TopicDescription
+	var desc api.TopicDescription
 	decode(t, mustRun(t, url, "", "topics", "describe", "orders", "-o", "json"), &desc)
 	if desc.PartitionCount != 3 || desc.Config["retention.ms"] != "3600000" {
 		t.Fatalf("describe json: %+v", desc)
@@ -143,7 +144,7 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 	if !strings.Contains(out, "workers") {
 		t.Fatalf("groups list: %s", out)
 	}
-	var gd client.GroupDescription
+	var gd api.GroupDescription
 	decode(t, mustRun(t, url, "", "groups", "describe", "workers", "-o", "json"), &gd)
 	if gd.TotalLag != 0 || len(gd.Offsets) == 0 || len(gd.Members) != 0 {
 		t.Fatalf("describe group after consume and leave: %+v", gd)
@@ -161,7 +162,7 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 	}
 	mustRun(t, url, "", "groups", "delete", "workers")
 
-	var md client.Metadata
+	var md api.Metadata
 	decode(t, mustRun(t, url, "", "cluster", "metadata", "-o", "json"), &md)
 	if len(md.Brokers) != 1 || md.ControllerID != 0 {
 		t.Fatalf("metadata: %+v", md)
@@ -179,7 +180,7 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 
 	// Errors come back typed.
 	_, err := run(t, url, "", "topics", "describe", "nope")
-	if !client.IsCode(err, client.CodeUnknownTopic) {
+	if !api.IsCode(err, api.CodeUnknownTopic) {
 		t.Fatalf("describe nope: %v", err)
 	}
 

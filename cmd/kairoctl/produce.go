@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/spf13/cobra"
 )
@@ -168,7 +169,7 @@ func (p *producer) flushIdempotent(cmd *cobra.Command) error {
 	return err
 }
 
-func (p *producer) printPositions(positions []client.RecordPosition) {
+func (p *producer) printPositions(positions []api.RecordPosition) {
 	for _, r := range positions {
 		switch {
 		case !r.Stored() && r.Code == "":

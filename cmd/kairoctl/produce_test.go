@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/kairolog/kairolog/broker/api"
-	"github.com/kairolog/kairolog/broker/client"
 )
 
 // TestProducePrintsWhichRecordsAreStored: when one partition of a batch
@@ -32,7 +31,7 @@ func TestProducePrintsWhichRecordsAreStored(t *testing.T) {
 	}
 	big := strings.Repeat("x", 2000)
 	out, err := run(t, url, "", "produce", "mixed", "--key-separator", ":", keys[0]+":small", keys[1]+":"+big)
-	if !client.IsCode(err, client.CodeRecordTooLarge) {
+	if !api.IsCode(err, api.CodeRecordTooLarge) {
 		t.Fatalf("produce: %v\n%s", err, out)
 	}
 	want := "mixed partition 0 offset 0\nmixed partition 1 not stored: RECORD_TOO_LARGE: "

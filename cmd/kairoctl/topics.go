@@ -5,8 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kairolog/kairolog/broker/client"
 	"github.com/spf13/cobra"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 func topicsCmd(g *globals) *cobra.Command {
@@ -45,7 +46,7 @@ func topicsCreateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := c.CreateTopic(cmd.Context(), client.CreateTopicRequest{Name: args[0], Partitions: partitions, ReplicationFactor: rf, Config: cfg})
+			resp, err := c.CreateTopic(cmd.Context(), api.CreateTopicRequest{Name: args[0], Partitions: partitions, ReplicationFactor: rf, Config: cfg})
 			if err != nil {
 				return err
 			}
@@ -79,7 +80,9 @@ func topicsListCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printJSON(cmd.OutOrStdout(), client.TopicList{Topics: names})
+				return printJSON(cmd.OutOrStdout(), struct {
+					Topics []string `json:"topics"`
+				}{names})
 			}
 			md, err := c.Metadata(cmd.Context())
 			if err != nil {
@@ -161,7 +164,10 @@ func topicsDeleteCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if g.json() {
-				return printJSON(cmd.OutOrStdout(), client.TopicStatus{Status: "deleted", Name: args[0]})
+				return printJSON(cmd.OutOrStdout(), struct {
+					Status string `json:"status"`
+					Name   string `json:"name"`
+				}{"deleted", args[0]})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Deleted topic %s\n", args[0])
 			return nil
@@ -186,14 +192,14 @@ func topicsAlterCmd(g *globals) *cobra.Command {
 			ctx, name, w := cmd.Context(), args[0], cmd.OutOrStdout()
 			did := false
 			if partitions > 0 {
-				if _, err := c.AddPartitions(ctx, name, partitions); err != nil {
+				if err := c.AddPartitions(ctx, name, partitions); err != nil {
 					return err
 				}
 				fmt.Fprintf(w, "Topic %s now has %d partitions\n", name, partitions)
 				did = true
 			}
 			if rf > 0 {
-				if _, err := c.SetReplicationFactor(ctx, name, rf); err != nil {
+				if err := c.SetReplicationFactor(ctx, name, rf); err != nil {
 					return err
 				}
 				fmt.Fprintf(w, "Topic %s is moving to replication factor %d\n", name, rf)
@@ -204,12 +210,12 @@ func topicsAlterCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				var resp *client.TopicConfigResponse
+				var overrides map[string]string
 				if replace {
 					if len(remove) > 0 {
 						return fmt.Errorf("--replace-config already drops every key not given; --delete-config is not needed")
 					}
-					resp, err = c.SetTopicConfig(ctx, name, cfg)
+					overrides, err = c.SetTopicConfig(ctx, name, cfg)
 				} else {
 					patch := map[string]*string{}
 					for k, v := range cfg {
@@ -218,15 +224,19 @@ func topicsAlterCmd(g *globals) *cobra.Command {
 					for _, k := range remove {
 						patch[k] = nil
 					}
-					resp, err = c.PatchTopicConfig(ctx, name, patch)
+					overrides, err = c.PatchTopicConfig(ctx, name, patch)
 				}
 				if err != nil {
 					return err
 				}
 				if g.json() {
-					return printJSON(w, resp)
+					return printJSON(w, struct {
+						Status string            `json:"status"`
+						Name   string            `json:"name"`
+						Config map[string]string `json:"config"`
+					}{"updated", name, overrides})
 				}
-				fmt.Fprintf(w, "Topic %s config: %v\n", name, resp.Config)
+				fmt.Fprintf(w, "Topic %s config: %v\n", name, overrides)
 				did = true
 			}
 			if !did {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // TestClusterRestartsOnItsData runs three brokers, creates a replicated
@@ -34,7 +34,7 @@ func TestClusterRestartsOnItsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := c.ServiceClient()
-	if _, err := svc.CreateTopic(ctx, client.CreateTopicRequest{Name: "orders", Partitions: 3, ReplicationFactor: 3}); err != nil {
+	if _, err := svc.CreateTopic(ctx, api.CreateTopicRequest{Name: "orders", Partitions: 3, ReplicationFactor: 3}); err != nil {
 		t.Fatal(err)
 	}
 	waitInSync := func(want int) {
@@ -43,7 +43,7 @@ func TestClusterRestartsOnItsData(t *testing.T) {
 			brokers, err := svc.Brokers(ctx)
 			n := 0
 			for _, b := range brokers {
-				if b.InSync && b.State == client.BrokerAlive && b.Partitions >= 3 { // __consumer_offsets adds its own
+				if b.InSync && b.State == api.BrokerAlive && b.Partitions >= 3 { // __consumer_offsets adds its own
 					n++
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -40,7 +41,7 @@ func TestKillLeaderLoop(t *testing.T) {
 		p.waitReady(t, time.Minute)
 	}
 	ctx := context.Background()
-	if _, err := procs[0].client.CreateTopic(ctx, client.CreateTopicRequest{Name: topic, Partitions: 1, ReplicationFactor: 3,
+	if _, err := procs[0].client.CreateTopic(ctx, api.CreateTopicRequest{Name: topic, Partitions: 1, ReplicationFactor: 3,
 		Config: map[string]string{"min.insync.replicas": "2"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,13 +120,13 @@ func TestKillLeaderLoop(t *testing.T) {
 	lastCommit, maxCommit := w.lastCommitAcked, w.maxCommitAttempted
 	w.mu.Unlock()
 	for _, p := range procs {
-		o, err := p.client.Offset(ctx, group, topic, 0)
+		offset, found, err := p.client.Offset(ctx, group, topic, 0)
 		if err != nil {
 			t.Fatalf("committed offset through broker %d: %v", p.id, err)
 		}
-		if !o.Found || o.Offset < lastCommit || o.Offset > maxCommit {
+		if !found || offset < lastCommit || offset > maxCommit {
 			t.Errorf("committed offset through broker %d = %d (found %v); the last acknowledged commit was %d, the last attempted %d",
-				p.id, o.Offset, o.Found, lastCommit, maxCommit)
+				p.id, offset, found, lastCommit, maxCommit)
 		}
 	}
 

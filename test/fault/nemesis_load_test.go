@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 )
 
@@ -37,7 +38,7 @@ type replies struct {
 }
 
 func (r *replies) note(what string, err error) {
-	var ce *client.Error
+	var ce *api.Error
 	switch {
 	case err == nil:
 		r.ok.Add(1)
@@ -239,9 +240,9 @@ func (l *nemesisLoad) watchAged(ctx context.Context) {
 func (l *nemesisLoad) churn(ctx context.Context) {
 	for gen := 1; ctx.Err() == nil; gen++ {
 		if !l.retry(ctx, "create "+churnTopic, func(c *client.Client, rctx context.Context) error {
-			_, err := c.CreateTopic(rctx, client.CreateTopicRequest{Name: churnTopic, Partitions: 1, ReplicationFactor: 3,
+			_, err := c.CreateTopic(rctx, api.CreateTopicRequest{Name: churnTopic, Partitions: 1, ReplicationFactor: 3,
 				Config: map[string]string{"min.insync.replicas": "2"}})
-			if client.IsCode(err, client.CodeTopicAlreadyExists) {
+			if api.IsCode(err, api.CodeTopicAlreadyExists) {
 				return nil // created by an attempt whose answer was lost
 			}
 			return err
@@ -271,7 +272,7 @@ func (l *nemesisLoad) churn(ctx context.Context) {
 		l.checkChurn(ctx)
 		if !l.retry(ctx, "delete "+churnTopic, func(c *client.Client, rctx context.Context) error {
 			err := c.DeleteTopic(rctx, churnTopic)
-			if client.IsCode(err, client.CodeUnknownTopic) {
+			if api.IsCode(err, api.CodeUnknownTopic) {
 				return nil // deleted by an attempt whose answer was lost
 			}
 			return err

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/storage"
 )
 
@@ -65,7 +65,7 @@ func TestNemesis(t *testing.T) {
 		p.waitReady(t, time.Minute)
 	}
 	ctx := context.Background()
-	for _, spec := range []client.CreateTopicRequest{
+	for _, spec := range []api.CreateTopicRequest{
 		{Name: mainTopic, Partitions: mainPartitions, ReplicationFactor: 3, Config: map[string]string{"min.insync.replicas": "2"}},
 		// Segments roll every 2 s and hold only records two days old, so
 		// retention deletes each as soon as the high watermark passes it.
@@ -108,7 +108,7 @@ func TestNemesis(t *testing.T) {
 	eventually(t, 2*time.Minute, "every replica of every partition in the ISR, high watermark at the log end", func() bool {
 		for _, name := range []string{mainTopic, agedTopic, churnTopic, "__consumer_offsets"} {
 			d, err := anyClient(procs).DescribeTopic(ctx, name)
-			if name == churnTopic && client.IsCode(err, client.CodeUnknownTopic) {
+			if name == churnTopic && api.IsCode(err, api.CodeUnknownTopic) {
 				continue // the load stopped between a deletion and the next creation
 			}
 			if err != nil {

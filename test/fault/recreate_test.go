@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -82,7 +83,7 @@ func recreateWhileAway(t *testing.T, procs []*brokerProc, name string, leaderAwa
 		})
 	}
 	eventually(t, 30*time.Second, "the topic to be created", func() bool {
-		_, err := anyClient(procs).CreateTopic(ctx, client.CreateTopicRequest{Name: name, Partitions: 1, ReplicationFactor: 3})
+		_, err := anyClient(procs).CreateTopic(ctx, api.CreateTopicRequest{Name: name, Partitions: 1, ReplicationFactor: 3})
 		return err == nil
 	})
 	waitISR(t, procs, name, 3)
@@ -162,7 +163,7 @@ func recreateWhileAway(t *testing.T, procs []*brokerProc, name string, leaderAwa
 		<-readsDone
 	}()
 	eventually(t, 30*time.Second, "the topic to be created again", func() bool {
-		_, err := live[1].client.CreateTopic(ctx, client.CreateTopicRequest{Name: name, Partitions: 1, ReplicationFactor: 3})
+		_, err := live[1].client.CreateTopic(ctx, api.CreateTopicRequest{Name: name, Partitions: 1, ReplicationFactor: 3})
 		return err == nil
 	})
 	for i := range 5 {

@@ -104,7 +104,7 @@ func (w *workload) commit(ctx context.Context) {
 		w.maxCommitAttempted = next
 		w.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := w.pick().client.CommitOffset(rctx, client.CommitOffsetRequest{Group: w.group, Topic: w.topic, Partition: 0, Offset: next})
+		err := w.pick().client.CommitOffset(rctx, w.group, w.topic, 0, next)
 		cancel()
 		w.mu.Lock()
 		if err == nil {

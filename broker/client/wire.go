@@ -1,5 +1,8 @@
 package client
 
+// The JSON shapes of POST /produce and GET /fetch: the HTTP API's record
+// encoding, where keys, values and header values travel as text or base64.
+
 import "github.com/kairolog/kairolog/broker/api"
 
 // Encodings of keys, values and header values on the wire.
@@ -46,10 +49,6 @@ type ProduceRequest struct {
 	Sequence      *int32 `json:"sequence,omitempty"`
 }
 
-// ProducerIdentity is the reply of POST /producers: an idempotent
-// producer's id and epoch.
-type ProducerIdentity = api.Producer
-
 // ProduceResponse is the reply of POST /produce. A single-record request
 // fills Partition and Offset; a batch fills Records, one entry per request
 // record in request order.
@@ -59,21 +58,17 @@ type ProducerIdentity = api.Producer
 // which were not (see RecordPosition), and Offset is set only when the one
 // record is stored all the same (NOT_ENOUGH_REPLICAS_AFTER_APPEND).
 type ProduceResponse struct {
-	Status    string           `json:"status"`
-	Topic     string           `json:"topic"`
-	Partition *int32           `json:"partition,omitempty"`
-	Offset    *int64           `json:"offset,omitempty"`
-	Records   []RecordPosition `json:"records,omitempty"`
+	Status    string               `json:"status"`
+	Topic     string               `json:"topic"`
+	Partition *int32               `json:"partition,omitempty"`
+	Offset    *int64               `json:"offset,omitempty"`
+	Records   []api.RecordPosition `json:"records,omitempty"`
 	// Partial: some records were stored and others not (failed replies only).
 	Partial bool `json:"partial,omitempty"`
 	// Duplicate: an idempotent produce sent again; the first send stored
 	// the records where the reply says, and this one wrote nothing.
 	Duplicate bool `json:"duplicate,omitempty"`
 }
-
-// RecordPosition is where one produced record was stored, or why it was
-// not (package api holds it: failed produce replies carry it too).
-type RecordPosition = api.RecordPosition
 
 // FetchRequest holds the query parameters of GET /fetch. Negative Offset means
 // the log start offset; zero limits mean the broker defaults.
