@@ -32,6 +32,9 @@ type benchOptions struct {
 	baseline     bool
 	direct       bool
 	config       []string
+	// idempotent produces through one idempotent producer per connection
+	// (client.Producer), not with --direct.
+	idempotent bool
 }
 
 func benchCmd(g *globals) *cobra.Command {
@@ -46,7 +49,12 @@ request, from --concurrency connections (keep-alive), then consumes them back
 with one fetcher per partition. --matrix runs every combination of single and
 batched, keyed and keyless, acks 1 and all. --baseline also measures an
 in-process Go HTTP handler that does nothing with the same requests, as the
-ceiling of what HTTP on this machine allows.`,
+ceiling of what HTTP on this machine allows.
+
+Each connection produces as an idempotent producer (as kairoctl produce
+does: a producer id, a sequence per partition, retries with the same
+sequence); --idempotent=false sends plain produces, each once. --direct
+always sends plain produces.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := client.New(g.broker, client.WithTimeout(g.timeout), client.WithUserAgent("kairoctl-bench"),
@@ -72,6 +80,7 @@ ceiling of what HTTP on this machine allows.`,
 	f.BoolVar(&o.matrix, "matrix", false, "run single/batched × keyed/keyless × acks 1/all")
 	f.BoolVar(&o.baseline, "baseline", false, "also measure a do-nothing Go HTTP handler with the same requests")
 	f.BoolVar(&o.direct, "direct", false, "send each record to its partition's leader (as Kafka clients do) instead of letting --broker proxy it")
+	f.BoolVar(&o.idempotent, "idempotent", true, "produce as one idempotent producer per connection (not with --direct)")
 	f.StringArrayVar(&o.config, "config", nil, "topic config of a created topic, key=value (repeatable), e.g. min.insync.replicas=2")
 	cmd.AddCommand(serveNoopCmd())
 	return cmd
@@ -206,6 +215,7 @@ func benchBaseline(ctx context.Context, o benchOptions, progress io.Writer) (ben
 		return benchResult{}, err
 	}
 	o.acks = "1"
+	o.idempotent = false // the do-nothing handler hands out no producer ids
 	r, err := benchProduce(ctx, c, o, progress)
 	r.Name = "noop-http-handler " + strings.TrimPrefix(r.Name, "produce ")
 	return r, err

@@ -75,17 +75,36 @@ func scenarioName(o benchOptions) string {
 // o.concurrency workers.
 func benchProduce(ctx context.Context, c *client.Client, o benchOptions, progress io.Writer) (benchResult, error) {
 	name := scenarioName(o)
-	send := func(ctx context.Context, req client.ProduceRequest) error {
+	plain := func(ctx context.Context, req client.ProduceRequest) error {
 		_, err := c.Produce(ctx, req)
 		return err
 	}
-	if o.direct {
+	senders := make([]func(context.Context, client.ProduceRequest) error, o.concurrency)
+	for w := range senders {
+		senders[w] = plain
+	}
+	switch {
+	case o.direct:
 		r, err := newLeaderRouter(ctx, c, o.topic, o.concurrency)
 		if err != nil {
 			return benchResult{}, err
 		}
-		send = r.produce
+		for w := range senders {
+			senders[w] = r.produce
+		}
 		name += " direct"
+	case o.idempotent:
+		for w := range senders {
+			p, err := c.NewIdempotentProducer(ctx, o.topic, client.ProducerOptions{Acks: o.acks})
+			if err != nil {
+				return benchResult{}, err
+			}
+			senders[w] = func(ctx context.Context, req client.ProduceRequest) error {
+				_, err := p.Send(ctx, recordsOf(req))
+				return err
+			}
+		}
+		name += " idempotent"
 	}
 	value := strings.Repeat("x", o.recordSize)
 	requests := (o.records + o.batch - 1) / o.batch
@@ -108,7 +127,7 @@ func benchProduce(ctx context.Context, c *client.Client, o benchOptions, progres
 				}
 				req := produceRequest(o, i, value)
 				t0 := time.Now()
-				err := send(ctx, req)
+				err := senders[w](ctx, req)
 				lats[w] = append(lats[w], time.Since(t0))
 				if err != nil {
 					errOnce.Do(func() { firstErr = err })
@@ -129,6 +148,14 @@ func benchProduce(ctx context.Context, c *client.Client, o benchOptions, progres
 	r := newResult(name, n, int64(len(all)), n*int64(o.recordSize), elapsed, all)
 	r.RecordSize = o.recordSize
 	return r, nil
+}
+
+// recordsOf is the records of a produce request, a single record as one.
+func recordsOf(r client.ProduceRequest) []client.ProduceRecord {
+	if len(r.Records) > 0 {
+		return r.Records
+	}
+	return []client.ProduceRecord{{Key: r.Key, Value: r.Message}}
 }
 
 func recordsIn(r client.ProduceRequest) int {
