@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 )
 
@@ -109,7 +110,7 @@ func (n *Node) Rebalance(ctx context.Context) (int, error) {
 
 // SafeToRestart answers GET /brokers/{id}/safe-to-restart from this
 // broker's image.
-func (n *Node) SafeToRestart(id int) (metadata.RestartReport, error) {
+func (n *Node) SafeToRestart(id int) (api.SafeToRestart, error) {
 	return n.Image().SafeToRestart(id, n.cfg.DefaultMinInsyncReplicas)
 }
 

@@ -60,14 +60,7 @@ func (b *Broker) SafeToRestart(ctx context.Context, id int32) (*api.SafeToRestar
 	if err != nil {
 		return nil, apiError(err)
 	}
-	out := &api.SafeToRestart{Broker: int32(r.Broker), Safe: r.Safe, Reasons: r.Reasons, Blocking: []api.BlockingPartition{}}
-	if out.Reasons == nil {
-		out.Reasons = []string{}
-	}
-	for _, bp := range r.Blocking {
-		out.Blocking = append(out.Blocking, blockingPartition(bp))
-	}
-	return out, nil
+	return &r, nil
 }
 
 // Drain starts moving every replica off broker id.
@@ -95,8 +88,4 @@ func (b *Broker) RemoveBroker(ctx context.Context, id int32) error {
 func (b *Broker) RebalanceCluster(ctx context.Context) (int, error) {
 	n, err := b.node.Rebalance(ctx)
 	return n, apiError(err)
-}
-
-func blockingPartition(bp metadata.BlockingPartition) api.BlockingPartition {
-	return api.BlockingPartition{Topic: bp.Topic, Partition: int32(bp.Partition), ISR: int32s(bp.ISR), MinInsyncReplicas: bp.MinInsyncReplicas}
 }

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -119,4 +120,24 @@ func javaPartition(g string, n int32) int32 {
 		h = -h
 	}
 	return h % n
+}
+
+// TestSafeToRestartShape: GET /brokers/{id}/safe-to-restart answers the
+// shape docs/api.md gives, every key present and the lists never null, and
+// names the partition whose replica count can never keep
+// min.insync.replicas through a restart.
+func TestSafeToRestartShape(t *testing.T) {
+	n := startSingle(t, nodeOptions{})
+	n.expect(t, "POST", "/topics", `{"name":"orders","partitions":1,"replication_factor":1}`, 201)
+	got := n.expect(t, "GET", "/brokers/0/safe-to-restart", "", 200)
+	keys := slices.Sorted(maps.Keys(got))
+	if !slices.Equal(keys, []string{"blocking", "broker", "reasons", "safe"}) {
+		t.Fatalf("keys %v, want blocking, broker, reasons, safe: %v", keys, got)
+	}
+	subset(t, "safe-to-restart", got, `{"broker":0,"safe":true,"blocking":[]}`)
+	reasons, _ := got["reasons"].([]any)
+	want := "orders-0 has 1 replicas and min.insync.replicas 1: acks=all writes stop while broker 0 is down"
+	if !slices.Contains(reasons, any(want)) {
+		t.Fatalf("reasons %v do not name %q", reasons, want)
+	}
 }

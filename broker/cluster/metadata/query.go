@@ -3,6 +3,8 @@ package metadata
 import (
 	"fmt"
 	"slices"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // BrokerSummary is one broker as GET /brokers reports it.
@@ -62,22 +64,6 @@ func (img *Image) BrokerSummaries() []BrokerSummary {
 	return out
 }
 
-// RestartReport is the answer of GET /brokers/{id}/safe-to-restart.
-type RestartReport struct {
-	Broker   int                 `json:"broker"`
-	Safe     bool                `json:"safe"`
-	Reasons  []string            `json:"reasons"`
-	Blocking []BlockingPartition `json:"blocking"`
-}
-
-// BlockingPartition is a partition that keeps a broker from restarting.
-type BlockingPartition struct {
-	Topic             string `json:"topic"`
-	Partition         int    `json:"partition"`
-	ISR               []int  `json:"isr"`
-	MinInsyncReplicas int    `json:"min_insync_replicas"`
-}
-
 // SafeToRestart reports whether stopping broker id now leaves every
 // partition it holds with at least min.insync.replicas in-sync replicas,
 // with the broker itself in every ISR. Partitions with no more replicas
@@ -85,12 +71,12 @@ type BlockingPartition struct {
 // Reasons, not Blocking. defaultMinISR is the broker-wide
 // min.insync.replicas. A fenced broker already serves nothing, so
 // restarting it is reported safe.
-func (img *Image) SafeToRestart(id, defaultMinISR int) (RestartReport, error) {
+func (img *Image) SafeToRestart(id, defaultMinISR int) (api.SafeToRestart, error) {
 	b := img.Brokers[id]
 	if b == nil {
-		return RestartReport{}, fmt.Errorf("%w: %d", ErrUnknownBroker, id)
+		return api.SafeToRestart{}, fmt.Errorf("%w: %d", ErrUnknownBroker, id)
 	}
-	r := RestartReport{Broker: id, Reasons: []string{}, Blocking: []BlockingPartition{}}
+	r := api.SafeToRestart{Broker: int32(id), Reasons: []string{}, Blocking: []api.BlockingPartition{}}
 	if b.Fenced {
 		r.Safe = true
 		r.Reasons = append(r.Reasons, fmt.Sprintf("broker %d is fenced: it leads nothing and is in no ISR", id))
@@ -118,8 +104,8 @@ func (img *Image) SafeToRestart(id, defaultMinISR int) (RestartReport, error) {
 			return
 		}
 		r.Reasons = append(r.Reasons, why)
-		r.Blocking = append(r.Blocking, BlockingPartition{Topic: t.Name, Partition: p.ID,
-			ISR: slices.Clone(p.ISR), MinInsyncReplicas: minISR})
+		r.Blocking = append(r.Blocking, api.BlockingPartition{Topic: t.Name, Partition: int32(p.ID),
+			ISR: int32s(p.ISR), MinInsyncReplicas: minISR})
 	})
 	r.Safe = len(r.Blocking) == 0
 	return r, nil
@@ -176,4 +162,13 @@ func (img *Image) checkPartition(p *Partition, i int) error {
 		}
 	}
 	return nil
+}
+
+// int32s converts broker ids to the width the API gives them.
+func int32s(ids []int) []int32 {
+	out := make([]int32, len(ids))
+	for i, id := range ids {
+		out[i] = int32(id)
+	}
+	return out
 }
