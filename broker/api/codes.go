@@ -84,6 +84,12 @@ const (
 	CodeInvalidISR          = "INVALID_ISR"
 	CodeNotReplica          = "NOT_REPLICA"
 	CodeUnauthenticated     = "UNAUTHENTICATED"
+
+	// A follower's fetch session that the leader does not have (it
+	// restarted, or a newer session replaced it), or a request of it out
+	// of order: the follower starts a new session (Kafka's KIP-227).
+	CodeFetchSessionIDNotFound   = "FETCH_SESSION_ID_NOT_FOUND"
+	CodeInvalidFetchSessionEpoch = "INVALID_FETCH_SESSION_EPOCH"
 )
 
 // statuses is the one table of HTTP statuses: a code has the same status
@@ -128,6 +134,9 @@ var statuses = map[string]int{
 	CodeNotReplica:             http.StatusConflict,
 	CodeOutOfOrderSequence:     http.StatusConflict,
 	CodeInvalidProducerEpoch:   http.StatusConflict,
+
+	CodeFetchSessionIDNotFound:   http.StatusConflict,
+	CodeInvalidFetchSessionEpoch: http.StatusConflict,
 
 	CodeBodyTimeout:          http.StatusRequestTimeout,
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,

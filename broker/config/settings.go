@@ -50,12 +50,13 @@ type Settings struct {
 	SocketRequestMaxBytes int32
 	ConnectionsMaxIdle    time.Duration
 
-	BrokerSessionTimeout    time.Duration
-	BrokerHeartbeatInterval time.Duration
-	ReplicaLagTimeMax       time.Duration
-	ReplicaFetchWaitMax     time.Duration
-	ReplicaFetchMaxBytes    int
-	ControlledShutdownMax   time.Duration
+	BrokerSessionTimeout     time.Duration
+	BrokerHeartbeatInterval  time.Duration
+	ReplicaLagTimeMax        time.Duration
+	ReplicaFetchWaitMax      time.Duration
+	ReplicaFetchMaxBytes     int
+	ReplicaFetchRespMaxBytes int
+	ControlledShutdownMax    time.Duration
 
 	GroupStaleTimeout             time.Duration
 	GroupCleanupInterval          time.Duration
@@ -98,6 +99,7 @@ func DefaultSettings() Settings {
 		ReplicaLagTimeMax:             10 * time.Second,
 		ReplicaFetchWaitMax:           500 * time.Millisecond,
 		ReplicaFetchMaxBytes:          1 << 20,
+		ReplicaFetchRespMaxBytes:      10 << 20,
 		ControlledShutdownMax:         30 * time.Second,
 		GroupStaleTimeout:             5 * time.Minute,
 		GroupCleanupInterval:          time.Minute,
@@ -209,6 +211,7 @@ var settingKeys = []settingKey{
 	{"replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", msKey(1, func(s *Settings, d time.Duration) { s.ReplicaLagTimeMax = d })},
 	{"replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for new data", msKey(0, func(s *Settings, d time.Duration) { s.ReplicaFetchWaitMax = d })},
 	{"replica.fetch.max.bytes", "bytes a follower fetches per partition per request", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.ReplicaFetchMaxBytes = int(n) })},
+	{"replica.fetch.response.max.bytes", "bytes a follower fetches per request over all the partitions it follows on one leader", intKey(1024, 128<<20, func(s *Settings, n int64) { s.ReplicaFetchRespMaxBytes = int(n) })},
 	{"controlled.shutdown.timeout.ms", "how long a stopping broker waits for its leaderships to move", msKey(0, func(s *Settings, d time.Duration) { s.ControlledShutdownMax = d })},
 	{"group.stale.timeout.ms", "a group member not seen this long is removed by the cleanup loop (unless its group sets session_timeout_ms)", msKey(1, func(s *Settings, d time.Duration) { s.GroupStaleTimeout = d })},
 	{"group.cleanup.interval.ms", "how often the stale-member cleanup loop runs", msKey(1, func(s *Settings, d time.Duration) { s.GroupCleanupInterval = d })},

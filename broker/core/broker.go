@@ -118,6 +118,7 @@ func New(cfg config.Config) (*Broker, error) {
 		Metadata: replica.ClusterMetadata{Source: node}, ISR: replica.ClusterISR{Node: node}, Peer: pc,
 		LogConfig:         func(overrides map[string]string) storage.Config { return logConfig(s, overrides) },
 		ReplicaLagTimeMax: s.ReplicaLagTimeMax, FetchWait: s.ReplicaFetchWaitMax, FetchMaxBytes: s.ReplicaFetchMaxBytes,
+		FetchResponseMaxBytes:  s.ReplicaFetchRespMaxBytes,
 		RetentionCheckInterval: s.LogRetentionCheckMs,
 		OnLeadershipChange:     b.coords.OnLeadershipChange,
 		Logger:                 cfg.Logger,

@@ -50,11 +50,13 @@ func refusesAsLeader(t *testing.T, b *testBroker, topic string, epoch int) {
 	if _, err := b.manager().Fetch(context.Background(), topic, 0, 0, 1<<20, 0, 0); !errors.As(err, &nl) {
 		t.Errorf("consumer fetch on a stale image: %v, want NotLeaderError", err)
 	}
-	req := replicaRequest(topic, epoch)
-	req["epoch"] = epoch
-	for _, path := range []string{pathFetch, pathEpochEnd} {
-		if status, _ := internalCall(t, b, path, req); status == http.StatusOK {
-			t.Errorf("%s in epoch %d on a stale image: 200, want a refusal", path, epoch)
+	for _, lastFetched := range []int{-1, epoch} {
+		req := replicaRequest(topic, epoch)
+		partitionOf(req)["last_fetched_epoch"] = lastFetched
+		status, body, reply := internalCall(t, b, req)
+		if code, _, _ := answerCode(reply, topic); status == http.StatusOK && code == "" {
+			t.Errorf("follower fetch in epoch %d (last fetched epoch %d) on a stale image: answered (%d %+v), want a refusal",
+				epoch, lastFetched, status, body)
 		}
 	}
 	if i := info(t, b, topic); i.IsLeader {

@@ -56,7 +56,9 @@
 // its batch. Every wait in this package — acks=all, a consumer's long poll,
 // a follower's long poll on the leader — blocks on a channel closed when the
 // HW or the log end moves (waiters.go), never on a sleep or a polling
-// interval: a follower's fetch that advances the HW wakes the producer.
+// interval: a follower's fetch that advances the HW wakes the producer. A
+// follower's session parks on the leader until an append to any of its
+// partitions wakes it (the leader's purgatory for delayed fetches).
 //
 // A leader appends and serves consumers only under the metadata lease
 // (lease.go): while this broker's metadata is known to be current. A
@@ -74,18 +76,28 @@
 //
 // # Follower
 //
-// A follower runs one fetcher goroutine per partition (fetcher.go explains
-// why not per leader). Before fetching from a leader in a new epoch it asks
-// the leader where its own latest epoch ends in the leader's log (Kafka's
-// OffsetsForLeaderEpoch) and truncates there, so a deposed leader's
-// unreplicated tail is discarded. It then long-polls the leader's
-// replica/fetch operation (on the peer transport, broker/peer; ServePeer
-// serves both operations, protocol.go) for raw batches from its log end
-// offset, appends
-// them verbatim (offsets, epochs and CRCs as the leader wrote them, so
-// replicas are byte-identical) and takes the leader's HW. A follower whose
-// log ends below the leader's log start offset restarts its log there.
-// Both sides reject requests that carry another leader epoch than theirs.
+// A follower runs one fetcher per leader broker (fetcher.go), as Kafka's
+// replica fetcher threads do: it carries every partition the follower
+// replicates from that leader in one fetch session (Kafka's KIP-227) on
+// the peer transport (broker/peer; protocol.go, sessions.go). One long
+// poll asks for raw batches of all of them from their log end offsets,
+// and after the first request of a session only what changed is listed;
+// the leader answers as soon as any partition has data. An idle follower
+// therefore costs one request per leader per replica.fetch.wait.max.ms,
+// whatever the number of partitions. Partitions join and leave the
+// session as leaderships move, without restarting it.
+//
+// Each fetch names the latest epoch in the follower's log. If the leader's
+// log ends that epoch before the fetch offset, or does not know it, the
+// answer is where it ends instead of batches (Kafka's diverging epoch, the
+// OffsetsForLeaderEpoch answer carried by the fetch), and the follower
+// truncates there, so a deposed leader's unreplicated tail is discarded.
+// Otherwise the follower appends the batches verbatim (offsets, epochs and
+// CRCs as the leader wrote them, so replicas are byte-identical) and takes
+// the leader's HW. A follower whose log ends below the leader's log start
+// offset restarts its log there. Both sides reject requests that carry
+// another leader epoch than theirs. Each partition fails, truncates or
+// backs off on its own; the session and the other partitions go on.
 //
 // # Durability
 //

@@ -3,170 +3,169 @@ package replica
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
-// errStaleFetcher: the leadership a fetcher was started for has ended; the
-// fetcher exits and the manager has already started the next one.
+// The follower's side of replication: one fetcher per leader broker (Kafka's
+// replica fetcher thread), carrying in one fetch session every partition
+// this broker follows on that leader. The cost of an idle follower is then
+// one long poll per leader per replica.fetch.wait.max.ms, however many
+// partitions it follows; a partition that fails (a truncation, an error,
+// a leader that has not learnt its epoch yet) is handled on its own while
+// the others go on.
+//
+// A partition joins the fetcher of its leader when it becomes a follower
+// (becomeFollower) and leaves it when it becomes leader, follows another
+// leader or epoch, goes offline or is closed: partitions move between
+// sessions without restarting them. Every write a fetcher makes checks
+// the partition's leadership under its role lock (partition.isFollowingLocked),
+// so a fetcher acting on an answer for an ended leadership cannot touch
+// the log.
+
+// errStaleFetcher: the leadership an answer was fetched for has ended; the
+// partition has already left the session, or is about to.
 var errStaleFetcher = errors.New("fetcher's leadership has ended")
 
-// fetchBackoff is the pause after a failed fetch before the next attempt.
+// fetchBackoff is the pause before a partition that failed, or a session
+// that failed, is fetched again.
 const fetchBackoff = 100 * time.Millisecond
 
-// fetcher is a follower's fetch loop for one partition and one leadership
-// (leader id, leader epoch). A new leadership gets a new fetcher; the old one
-// is stopped, and even before it stops, every write it attempts checks the
-// leadership under the partition's role lock, so it cannot touch the log.
+// fetchers is the set of fetchers of one broker, one per leader.
 //
-// One goroutine per partition rather than one per source broker: each
-// leadership's protocol state (truncation done or not, fetch offset, epoch)
-// is then a local variable, the long poll wakes on exactly one partition's
-// appends, and a slow or failing partition never holds back another. The
-// cost is one long-polling HTTP request (on a kept-alive connection) per
-// followed partition, which is fine at the hundreds of partitions per broker
-// KairoLog targets; batching partitions per leader into one request is the
-// step to take beyond that.
-type fetcher struct {
-	cancel context.CancelFunc
-	done   chan struct{}
+// Locking: mu, then a fetcher's mu. Partitions call follow and unfollow
+// under their own mu; a fetcher never holds its mu while it calls into a
+// partition, so the order partition → fetcher is never reversed.
+type fetchers struct {
+	m  *Manager
+	mu sync.Mutex
+	// byLeader holds a fetcher per leader broker that has had partitions;
+	// an empty one sends nothing.
+	byLeader map[int32]*sessionFetcher
 }
 
-// stop ends the loop and waits for it to return.
-func (f *fetcher) stop() {
-	f.cancel()
-	<-f.done
+// sessionFetcher is the fetch loop for one leader broker.
+type sessionFetcher struct {
+	m      *Manager
+	leader int32
+	// wake tells the loop that partitions were added or are due again.
+	wake chan struct{}
+
+	mu sync.Mutex
+	// parts are the partitions followed on this leader; held are those
+	// the leader's session holds, as of the last request it answered. A
+	// partition held but no longer followed (or delayed) is named
+	// forgotten in the next request.
+	parts map[partitionKey]*followed
+	held  map[partitionKey]struct{}
+	// sessionID and epoch are the session as the next request continues
+	// it: id 0 starts a new one.
+	sessionID uint32
+	epoch     int32
+	// seq numbers the requests; inFlight is the one on its way, if any.
+	seq      uint64
+	inFlight bool
+	nudging  bool
+	// retry fires when the earliest delayed partition is due.
+	retry *time.Timer
 }
 
-// startFetcher launches a fetcher for p following leader in epoch.
-func (m *Manager) startFetcher(p *partition, leader, epoch int32) *fetcher {
-	ctx, cancel := context.WithCancel(m.ctx)
-	f := &fetcher{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(f.done)
-		m.runFetcher(ctx, p, leader, epoch)
-	}()
-	return f
+// followed is one partition a fetcher carries, for one leadership.
+type followed struct {
+	p     *partition
+	epoch int32 // the leader epoch followed
+	// joined is the first request that carried this leadership (0: none
+	// yet), so a reply to an earlier request is not taken for it; sent is
+	// what the leader's session holds for it.
+	joined uint64
+	sent   sessionPartitionRequest
+	// delayedUntil: failed, and left out of the session until then.
+	delayedUntil time.Time
+	lastErr      string
 }
 
-// runFetcher is the follower protocol for one leadership:
-//
-//  1. Ask the leader where this replica's latest epoch ends in the leader's
-//     log (OffsetsForLeaderEpoch) and truncate there: whatever this replica
-//     wrote beyond it, as a deposed leader, never reached the leader and is
-//     discarded.
-//  2. Fetch from the log end offset, long-polling; append the raw batches
-//     and take the leader's high watermark.
-//  3. If the leader says the offset is below its log start (retention went
-//     past this replica), restart the log there; if it is above its log end,
-//     truncate to it.
-func (m *Manager) runFetcher(ctx context.Context, p *partition, leader, epoch int32) {
-	log := m.logger.With("topic", p.topic, "partition", p.id, "leader", leader, "epoch", epoch)
-	truncated := false
-	var lastErr string
-	fail := func(err error, msg string) bool {
-		if errors.Is(err, errStaleFetcher) || ctx.Err() != nil {
-			return false
-		}
-		// Log a failure once, not on every retry. A leader that has moved
-		// on (this broker's metadata is a moment behind) is expected
-		// around every election: the next image restarts the fetcher.
-		if s := err.Error(); s != lastErr {
-			var nl *NotLeaderError
-			if errors.As(err, &nl) || errors.Is(err, ErrFencedLeaderEpoch) || errors.Is(err, ErrInconsistentTopicID) {
-				log.Info(msg, "error", err)
-			} else {
-				log.Warn(msg, "error", err)
-			}
-			lastErr = s
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(fetchBackoff):
-			return true
+func newFetchers(m *Manager) *fetchers {
+	return &fetchers{m: m, byLeader: map[int32]*sessionFetcher{}}
+}
+
+// follow makes p fetched from leader in epoch, moving it out of any other
+// leader's session. Callers hold p.mu.
+func (fs *fetchers) follow(p *partition, leader, epoch int32) {
+	key := partitionKey{p.topic, p.id}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for id, f := range fs.byLeader {
+		if id != leader {
+			f.remove(key, p)
 		}
 	}
-	for ctx.Err() == nil {
-		addr, ok := m.cfg.Metadata.BrokerAddress(leader)
-		if !ok {
-			if !fail(errors.New("leader address unknown"), "Cannot fetch") {
-				return
-			}
-			continue
+	f := fs.byLeader[leader]
+	if f == nil {
+		f = &sessionFetcher{m: fs.m, leader: leader, wake: make(chan struct{}, 1),
+			parts: map[partitionKey]*followed{}, held: map[partitionKey]struct{}{}}
+		if !fs.m.goBackground(func() { f.run(fs.m.ctx) }) {
+			return // closing
 		}
-		if !truncated {
-			if err := m.truncateToLeader(ctx, p, addr, leader, epoch); err != nil {
-				if !fail(err, "Epoch end offset request failed") {
-					return
-				}
-				continue
-			}
-			truncated = true
-		}
-		offset := p.log.LogEndOffset()
-		res, err := m.client.fetch(ctx, addr, fetchRequest{
-			Topic: p.topic, TopicID: p.TopicID(), Partition: p.id, ReplicaID: m.cfg.BrokerID,
-			LeaderEpoch: epoch, FetchOffset: offset,
-			MaxBytes: m.cfg.FetchMaxBytes, WaitMs: m.cfg.FetchWait.Milliseconds(),
-		})
-		var oor *OffsetOutOfRangeError
-		switch {
-		case err == nil:
-			err = p.appendAsFollower(leader, epoch, res.Batches, res.HighWatermark, res.LogStartOffset)
-			if err != nil {
-				// Re-establish where the logs agree before trying again.
-				truncated = false
-				if !fail(err, "Appending fetched batches failed") {
-					return
-				}
-				continue
-			}
-			lastErr = ""
-		case errors.As(err, &oor):
-			if offset < oor.LogStartOffset {
-				err = p.restartAt(leader, epoch, oor.LogStartOffset)
-			} else if offset > oor.LogEndOffset {
-				err = p.truncateTo(leader, epoch, oor.LogEndOffset)
-			}
-			if err != nil && !fail(err, "Resetting follower log failed") {
-				return
-			}
-		default:
-			// Not leader, fenced or unknown epoch, network: the metadata
-			// will tell us about the new leadership; until then retry.
-			if !fail(err, "Fetch from leader failed") {
-				return
-			}
-		}
+		fs.byLeader[leader] = f
+	}
+	f.add(key, &followed{p: p, epoch: epoch})
+}
+
+// unfollow stops fetching p from anyone. Callers hold p.mu.
+func (fs *fetchers) unfollow(p *partition) {
+	key := partitionKey{p.topic, p.id}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, f := range fs.byLeader {
+		f.remove(key, p)
 	}
 }
 
-// truncateToLeader is step 1 of runFetcher.
-func (m *Manager) truncateToLeader(ctx context.Context, p *partition, addr string, leader, epoch int32) error {
-	latest := p.log.LatestEpoch()
-	if latest < 0 {
-		return nil // nothing written in any epoch: nothing to disagree on
+// add puts fe in the session in place of whatever the partition had, and
+// gets it fetched soon: a request parked on the leader is nudged to end.
+func (f *sessionFetcher) add(key partitionKey, fe *followed) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.parts[key] = fe
+	f.signalLocked()
+}
+
+// remove drops the partition if it is p's (a replica hosted again since
+// is another partition object and stays).
+func (f *sessionFetcher) remove(key partitionKey, p *partition) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fe := f.parts[key]; fe != nil && fe.p == p {
+		delete(f.parts, key)
 	}
-	leaderEpoch, end, err := m.client.epochEnd(ctx, addr, epochEndRequest{
-		Topic: p.topic, TopicID: p.TopicID(), Partition: p.id, ReplicaID: m.cfg.BrokerID,
-		LeaderEpoch: epoch, Epoch: latest,
-	})
-	if err != nil {
-		return err
-	}
-	var target int64
-	switch {
-	case leaderEpoch < 0:
-		// The leader knows no epoch up to ours (its log starts later):
-		// keep only what was committed.
-		target = p.HighWatermark()
-	case leaderEpoch < latest:
-		// The leader never saw our latest epoch; our logs agree up to the
-		// end of the last epoch both have.
-		_, own := p.log.EndOffsetForEpoch(leaderEpoch)
-		target = min(end, own)
+}
+
+// signalLocked wakes the loop, and nudges the leader to end a parked
+// request so that the next one, which carries the change, goes out now.
+func (f *sessionFetcher) signalLocked() {
+	select {
+	case f.wake <- struct{}{}:
 	default:
-		target = end
 	}
-	return p.truncateTo(leader, epoch, target)
+	if f.inFlight && f.sessionID != 0 && !f.nudging {
+		req := sessionWakeRequest{ReplicaID: f.m.cfg.BrokerID, SessionID: f.sessionID, SessionEpoch: f.epoch}
+		f.nudging = f.m.goBackground(func() { f.nudge(req) })
+	}
+}
+
+// nudge sends replica/fetch-session-wake. A failure costs only latency:
+// the parked request ends by itself within the wait.
+func (f *sessionFetcher) nudge(req sessionWakeRequest) {
+	defer func() {
+		f.mu.Lock()
+		f.nudging = false
+		f.mu.Unlock()
+	}()
+	addr, ok := f.m.cfg.Metadata.BrokerAddress(f.leader)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(f.m.ctx, 5*time.Second)
+	defer cancel()
+	_ = f.m.client.wakeSession(ctx, addr, req)
 }

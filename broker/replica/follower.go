@@ -5,9 +5,10 @@ import (
 )
 
 // becomeFollower makes this replica follow st.Leader in st.LeaderEpoch (or
-// just sit, with no fetcher, while the partition has no leader). Waiters on
-// the old leadership are woken and fail with NotLeader; the fetcher starts by
-// truncating the log to where it agrees with the new leader.
+// just sit, fetching nothing, while the partition has no leader). Waiters
+// on the old leadership are woken and fail with NotLeader; the partition
+// joins the fetch session of its leader, whose first answer says where
+// its log diverges from the leader's, if it does.
 func (p *partition) becomeFollower(st PartitionState) {
 	p.roleMu.Lock()
 	p.mu.Lock()
@@ -16,8 +17,6 @@ func (p *partition) becomeFollower(st PartitionState) {
 		p.roleMu.Unlock()
 		return
 	}
-	old := p.fetcher
-	p.fetcher = nil
 	wasLeader := p.role == roleLeader
 	p.role = roleFollower
 	if st.Leader == NoLeader {
@@ -28,22 +27,21 @@ func (p *partition) becomeFollower(st PartitionState) {
 	p.pending = nil
 	p.followers = nil
 	p.hwMoved.notify()
-	p.dataAppended.notify()
+	p.notifySessionsLocked()
 	if p.role == roleFollower {
-		p.fetcher = p.env.startFetcher(p, st.Leader, st.LeaderEpoch)
+		p.env.follow(p, st.Leader, st.LeaderEpoch)
+	} else {
+		p.env.unfollow(p)
 	}
 	p.mu.Unlock()
 	p.roleMu.Unlock()
-	if old != nil {
-		old.stop()
-	}
 	p.env.logger.Info("Became follower", "topic", p.topic, "partition", p.id,
 		"leader", st.Leader, "epoch", st.LeaderEpoch, "was_leader", wasLeader)
 }
 
-// isFollowing reports whether the replica still follows leader in epoch; a
-// fetcher checks it (under roleMu) before every write so a fetcher of an
-// ended leadership never touches the log.
+// isFollowingLocked reports whether the replica still follows leader in
+// epoch; a fetcher checks it (under roleMu) before every write so that an
+// answer for an ended leadership never touches the log.
 func (p *partition) isFollowingLocked(leader, epoch int32) bool {
 	return !p.closed && p.role == roleFollower && p.state.Leader == leader && p.state.LeaderEpoch == epoch
 }

@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -182,6 +183,9 @@ type testBroker struct {
 	mu      sync.Mutex
 	m       *Manager
 	mux     *peer.Mux // m's peer operations
+	// sessionRequests are the fetch session requests the broker received,
+	// as sent.
+	sessionRequests []sessionRequest
 }
 
 func (b *testBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +196,27 @@ func (b *testBroker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"broker down","code":"NOT_READY"}`, http.StatusServiceUnavailable)
 		return
 	}
+	if r.URL.Path == peer.PathPrefix+opFetchSession.Name() {
+		body, _ := io.ReadAll(r.Body)
+		var req sessionRequest
+		if json.Unmarshal(body, &req) == nil {
+			b.mu.Lock()
+			b.sessionRequests = append(b.sessionRequests, req)
+			b.mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	mux.ServeHTTP(w, r)
+}
+
+// takeSessionRequests returns the fetch session requests received since
+// the last call.
+func (b *testBroker) takeSessionRequests() []sessionRequest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.sessionRequests
+	b.sessionRequests = nil
+	return out
 }
 
 func (b *testBroker) manager() *Manager {

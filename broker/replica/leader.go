@@ -45,8 +45,7 @@ func (p *partition) becomeLeader(st PartitionState) {
 		p.roleMu.Unlock()
 		return
 	}
-	f := p.fetcher
-	p.fetcher = nil
+	p.env.unfollow(p)
 	p.role = roleLeader
 	p.state = clonePartitionState(st)
 	p.minISR = st.minInsyncReplicas()
@@ -63,12 +62,9 @@ func (p *partition) becomeLeader(st PartitionState) {
 	}
 	p.maybeAdvanceHWLocked()
 	p.hwMoved.notify()
-	p.dataAppended.notify()
+	p.notifySessionsLocked()
 	p.mu.Unlock()
 	p.roleMu.Unlock()
-	if f != nil {
-		f.stop()
-	}
 	p.env.logger.Info("Became leader", "topic", p.topic, "partition", p.id,
 		"epoch", st.LeaderEpoch, "isr", st.ISR, "log_end_offset", p.epochStartOffset)
 }
@@ -109,7 +105,7 @@ func (p *partition) append(batch Batch, acks Acks) (res storage.AppendResult, ep
 	p.stats.recordsIn.Add(int64(len(batch.Records)))
 
 	p.mu.Lock()
-	p.dataAppended.notify()
+	p.notifySessionsLocked()
 	p.maybeAdvanceHWLocked()
 	p.mu.Unlock()
 	return res, epoch, nil
@@ -138,66 +134,6 @@ func (p *partition) waitReplicated(ctx context.Context, last int64, epoch int32,
 	return nil
 }
 
-// followerFetchResult is what the leader sends back to a follower.
-type followerFetchResult struct {
-	Batches        []byte
-	HighWatermark  int64
-	LogStartOffset int64
-	LogEndOffset   int64
-	LeaderEpoch    int32
-}
-
-// serveFollower handles a follower's fetch on the leader: it records the
-// follower's progress (its fetch offset is its log end offset), which may
-// advance the high watermark and expand the ISR, then long-polls up to wait
-// for data past fetchOffset and returns raw batches.
-func (p *partition) serveFollower(ctx context.Context, replicaID, epoch int32, fetchOffset int64, maxBytes int, wait time.Duration) (followerFetchResult, error) {
-	p.mu.Lock()
-	if err := p.checkLeaderEpochLocked(epoch); err != nil {
-		p.mu.Unlock()
-		return followerFetchResult{}, err
-	}
-	fp, ok := p.followers[replicaID]
-	if !ok {
-		p.mu.Unlock()
-		return followerFetchResult{}, ErrNotReplica
-	}
-	lso, leo := p.log.LogStartOffset(), p.log.LogEndOffset()
-	if fetchOffset < lso || fetchOffset > leo {
-		hw := p.hw
-		p.mu.Unlock()
-		return followerFetchResult{}, &OffsetOutOfRangeError{Offset: fetchOffset, LogStartOffset: lso, HighWatermark: hw, LogEndOffset: leo}
-	}
-	p.updateFollowerLocked(replicaID, fp, fetchOffset, leo)
-	p.mu.Unlock()
-
-	if fetchOffset == leo && wait > 0 {
-		if err := p.waitData(ctx, fetchOffset, epoch, wait); err != nil {
-			return followerFetchResult{}, err
-		}
-	}
-
-	batches, err := p.log.ReadRaw(fetchOffset, -1, maxBytes)
-	var oor *storage.OffsetOutOfRangeError
-	if errors.As(err, &oor) {
-		// Retention moved the log start past fetchOffset meanwhile.
-		return followerFetchResult{}, &OffsetOutOfRangeError{Offset: fetchOffset, LogStartOffset: oor.LogStartOffset, HighWatermark: p.HighWatermark(), LogEndOffset: oor.LogEndOffset}
-	}
-	if err != nil {
-		return followerFetchResult{}, err
-	}
-	p.stats.replicaBytesOut.Add(int64(len(batches)))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return followerFetchResult{
-		Batches:        batches,
-		HighWatermark:  p.hw,
-		LogStartOffset: p.log.LogStartOffset(),
-		LogEndOffset:   p.log.LogEndOffset(),
-		LeaderEpoch:    epoch,
-	}, nil
-}
-
 // checkLeaderEpochLocked validates a follower's view of the leadership.
 func (p *partition) checkLeaderEpochLocked(epoch int32) error {
 	switch {
@@ -211,47 +147,26 @@ func (p *partition) checkLeaderEpochLocked(epoch int32) error {
 	return nil
 }
 
-// waitData blocks until the log end offset passes offset, wait passes, ctx
-// ends or the leadership of epoch ends.
-func (p *partition) waitData(ctx context.Context, offset int64, epoch int32, wait time.Duration) error {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	for {
-		p.mu.Lock()
-		if err := p.checkLeaderEpochLocked(epoch); err != nil {
-			p.mu.Unlock()
-			return err
-		}
-		if p.log.LogEndOffset() > offset {
-			p.mu.Unlock()
-			return nil
-		}
-		ch := p.dataAppended.wait()
-		p.mu.Unlock()
-		ok, err := waitFor(ctx, ch, t)
-		if err != nil || !ok {
-			return err
-		}
-	}
-}
-
-// endOffsetForEpoch answers a follower's OffsetsForLeaderEpoch: the largest
-// epoch not above requested that this leader's log knows, and where it ends
-// (the start of the next epoch, or the log end offset for the latest). The
-// log learnt this leadership's epoch at election (becomeLeader), so an epoch
-// that ended before it is answered with the offset where this one began
-// even before this leader has written anything.
+// endOffsetForEpoch is what a follower's fetch in leaderEpoch compares its
+// log with (Kafka's OffsetsForLeaderEpoch): the largest epoch not above
+// requested that this leader's log knows, and where it ends (the start of
+// the next epoch, or the log end offset for the latest). The log learnt
+// this leadership's epoch at election (becomeLeader), so an epoch that
+// ended before it is answered with the offset where this one began even
+// before this leader has written anything.
 func (p *partition) endOffsetForEpoch(leaderEpoch, requested int32) (epoch int32, end int64, err error) {
-	// Holding roleMu keeps the leadership checked below in place while the
-	// log answers.
-	p.roleMu.RLock()
-	defer p.roleMu.RUnlock()
 	p.mu.Lock()
-	err = p.checkLeaderEpochLocked(leaderEpoch)
-	p.mu.Unlock()
-	if err != nil {
+	defer p.mu.Unlock()
+	if err := p.checkLeaderEpochLocked(leaderEpoch); err != nil {
 		return -1, -1, err
 	}
-	epoch, end = p.log.EndOffsetForEpoch(requested)
+	epoch, end = p.endOffsetForEpochLocked(requested)
 	return epoch, end, nil
+}
+
+// endOffsetForEpochLocked is endOffsetForEpoch for a caller that has
+// checked the leadership under p.mu and still holds it: the role cannot
+// change meanwhile.
+func (p *partition) endOffsetForEpochLocked(requested int32) (epoch int32, end int64) {
+	return p.log.EndOffsetForEpoch(requested)
 }

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -105,4 +106,39 @@ func WithTopicID(ctx context.Context, id string) context.Context {
 func topicIDOf(ctx context.Context) string {
 	id, _ := ctx.Value(topicIDKey{}).(string)
 	return id
+}
+
+// epochCatchUpWait bounds how long a request waits for this broker to
+// learn the leader epoch or topic id it names.
+const epochCatchUpWait = time.Second
+
+// awaitEpoch returns the hosted partition once this broker has applied
+// leader epoch epoch (or a newer one) to it, and hosts it under topic id
+// topicID. Metadata reaches brokers a few milliseconds apart, and the
+// broker that sent a request often learns of a topic created again under
+// the same name before this one does: answering INCONSISTENT_TOPIC_ID at
+// once would fail a request that succeeds a moment later. After
+// epochCatchUpWait, or when ctx ends, it returns what m.partition says,
+// or ErrInconsistentTopicID for a replica of another topic id, and the
+// request fails.
+func (m *Manager) awaitEpoch(ctx context.Context, topic, topicID string, partition, epoch int32) (*partition, error) {
+	t := time.NewTimer(epochCatchUpWait)
+	defer t.Stop()
+	for {
+		// Take the channel first, so a change applied between the check
+		// and the wait still wakes it.
+		m.reconciledMu.Lock()
+		ch := m.reconciled.wait()
+		m.reconciledMu.Unlock()
+		p, err := m.partition(topic, partition)
+		if err == nil && !p.sameTopic(topicID) {
+			err = fmt.Errorf("%w: %s-%d is topic id %s here, %s at the requester", ErrInconsistentTopicID, topic, partition, p.TopicID(), topicID)
+		}
+		if err == nil && p.knowsEpoch(epoch) || errors.Is(err, ErrClosed) {
+			return p, err
+		}
+		if ok, werr := waitFor(ctx, ch, t); werr != nil || !ok {
+			return p, err
+		}
+	}
 }

@@ -3,8 +3,10 @@ package replica
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -107,34 +109,60 @@ func TestReplicasAreByteIdenticalAfterAConcurrentRun(t *testing.T) {
 	}
 }
 
-// The replica operations' paths on the peer listener.
-var (
-	pathFetch    = peer.PathPrefix + opFetch.Name()
-	pathEpochEnd = peer.PathPrefix + opEpochEnd.Name()
-)
-
-// internalCall posts a replica operation to b directly, as a follower
-// would, and returns the status and, for an error, its body.
-func internalCall(t *testing.T, b *testBroker, path string, req map[string]any) (int, api.ErrorBody) {
+// internalCall posts a request of the fetch session operation to b
+// directly, as a follower would, and returns the status, the error body of
+// a refused request and, for an answered one, the reply.
+func internalCall(t *testing.T, b *testBroker, req map[string]any) (int, api.ErrorBody, sessionReply) {
 	t.Helper()
 	body, _ := json.Marshal(req)
-	resp, err := testPeer.HTTPClient().Post(b.srv.URL+path, "application/json", bytes.NewReader(body))
+	resp, err := testPeer.HTTPClient().Post(b.srv.URL+peer.PathPrefix+opFetchSession.Name(), "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var eb api.ErrorBody
+	var reply sessionReply
 	if resp.StatusCode != http.StatusOK {
 		json.NewDecoder(resp.Body).Decode(&eb)
+		return resp.StatusCode, eb, reply
 	}
-	return resp.StatusCode, eb
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || len(raw) < 4 {
+		t.Fatalf("reply: %d bytes, %v", len(raw), err)
+	}
+	n := binary.BigEndian.Uint32(raw)
+	if err := json.Unmarshal(raw[4:4+n], &reply); err != nil {
+		t.Fatalf("reply: %v", err)
+	}
+	reply.Batches = raw[4+n:]
+	return resp.StatusCode, eb, reply
 }
 
-// replicaRequest is a fetch and epoch-end request in one (each operation
-// reads its own fields) by follower 2 in epoch.
+// replicaRequest is a new session's request by follower 2 for partition 0
+// of topic in epoch, fetching from offset 0, waiting wait_ms (0).
 func replicaRequest(topic string, epoch int) map[string]any {
-	return map[string]any{"topic": topic, "partition": 0, "replica_id": 2,
-		"leader_epoch": epoch, "fetch_offset": 0, "max_bytes": 1024, "wait_ms": 0, "epoch": 1}
+	return map[string]any{"replica_id": 2, "session_id": 0, "session_epoch": 0, "wait_ms": 0, "max_bytes": 1 << 20,
+		"partitions": []map[string]any{{"topic": topic, "partition": 0, "leader_epoch": epoch,
+			"fetch_offset": 0, "last_fetched_epoch": -1, "max_bytes": 1024}}}
+}
+
+// partitionOf is the request's only partition, to change a field of.
+func partitionOf(req map[string]any) map[string]any {
+	return req["partitions"].([]map[string]any)[0]
+}
+
+// answerCode is the code of the partition's answer in reply, "" for an
+// answer without error; ok is false when the reply does not name it.
+func answerCode(reply sessionReply, topic string) (code string, e sessionPartitionReply, ok bool) {
+	for _, e := range reply.Partitions {
+		if e.Topic == topic && e.Partition == 0 {
+			if e.Error != nil {
+				return e.Error.Code, e, true
+			}
+			return "", e, true
+		}
+	}
+	return "", sessionPartitionReply{}, false
 }
 
 func TestInternalAPIRejectsStaleAndFutureEpochs(t *testing.T) {
@@ -145,43 +173,60 @@ func TestInternalAPIRejectsStaleAndFutureEpochs(t *testing.T) {
 	c.update("orders", 0, func(s *PartitionState) { s.Leader = 1 }) // epoch 2
 	waitLeader(t, bs[1], "orders")
 
+	// Each partition of a session is answered on its own: the request
+	// succeeds and the partition's entry carries the refusal.
 	for _, tc := range []struct {
-		broker  int
-		path    string
-		epoch   int
-		status  int
-		code    string
-		fetched bool
+		broker      int
+		epoch       int
+		lastFetched int // the follower's latest epoch: the leader checks it against its log
+		code        string
 	}{
-		{1, pathFetch, 1, http.StatusConflict, "FENCED_LEADER_EPOCH", false},
-		{1, pathFetch, 3, http.StatusConflict, "UNKNOWN_LEADER_EPOCH", false},
-		{1, pathEpochEnd, 1, http.StatusConflict, "FENCED_LEADER_EPOCH", false},
-		{0, pathFetch, 2, http.StatusMisdirectedRequest, "NOT_LEADER", false},
-		{1, pathFetch, 2, http.StatusOK, "", true},
-		{1, pathEpochEnd, 2, http.StatusOK, "", true},
+		{1, 1, -1, "FENCED_LEADER_EPOCH"},
+		{1, 3, -1, "UNKNOWN_LEADER_EPOCH"},
+		{1, 1, 1, "FENCED_LEADER_EPOCH"},
+		{0, 2, -1, "NOT_LEADER"},
+		{1, 2, -1, ""},
+		{1, 2, 1, ""},
 	} {
-		status, body := internalCall(t, bs[tc.broker], tc.path, replicaRequest("orders", tc.epoch))
-		if status != tc.status || body.Code != tc.code {
-			t.Errorf("%s on broker %d with epoch %d: %d %q, want %d %q", tc.path, tc.broker, tc.epoch, status, body.Code, tc.status, tc.code)
+		req := replicaRequest("orders", tc.epoch)
+		partitionOf(req)["last_fetched_epoch"] = tc.lastFetched
+		status, body, reply := internalCall(t, bs[tc.broker], req)
+		if status != http.StatusOK {
+			t.Errorf("broker %d, epoch %d: %d %+v, want 200", tc.broker, tc.epoch, status, body)
+			continue
 		}
-		if tc.code == "NOT_LEADER" && (body.Leader == nil || *body.Leader != 1) {
-			t.Errorf("NOT_LEADER without the leader: %+v", body)
+		code, e, ok := answerCode(reply, "orders")
+		if !ok || code != tc.code {
+			t.Errorf("broker %d, epoch %d, last fetched %d: answer %q (named %v), want %q",
+				tc.broker, tc.epoch, tc.lastFetched, code, ok, tc.code)
+		}
+		if tc.code == "NOT_LEADER" && (e.Error == nil || e.Error.Leader == nil || *e.Error.Leader != 1) {
+			t.Errorf("NOT_LEADER without the leader: %+v", e.Error)
 		}
 	}
 	for _, tc := range []struct {
-		field  string
-		value  any
-		status int
-		code   string
+		what      string
+		change    func(req, partition map[string]any)
+		status    int
+		code      string
+		partition bool // the partition's answer, not the request's
 	}{
-		{"fetch_offset", "x", http.StatusBadRequest, "INVALID_JSON"},
-		{"fetch_offset", -1, http.StatusBadRequest, "INVALID_ARGUMENT"},
-		{"replica_id", 7, http.StatusConflict, "NOT_REPLICA"},
+		{"fetch_offset x", func(_, q map[string]any) { q["fetch_offset"] = "x" }, http.StatusBadRequest, "INVALID_JSON", false},
+		{"fetch_offset -1", func(_, q map[string]any) { q["fetch_offset"] = -1 }, http.StatusBadRequest, "INVALID_ARGUMENT", false},
+		{"replica_id 7", func(r, _ map[string]any) { r["replica_id"] = 7 }, http.StatusOK, "NOT_REPLICA", true},
+		{"session_id 12345", func(r, _ map[string]any) { r["session_id"], r["session_epoch"] = 12345, 1 },
+			http.StatusConflict, "FETCH_SESSION_ID_NOT_FOUND", false},
+		{"session_id without epoch", func(r, _ map[string]any) { r["session_id"] = 12345 }, http.StatusBadRequest, "INVALID_ARGUMENT", false},
 	} {
 		req := replicaRequest("orders", 2)
-		req[tc.field] = tc.value
-		if status, body := internalCall(t, bs[1], pathFetch, req); status != tc.status || body.Code != tc.code {
-			t.Errorf("fetch with %s=%v: %d %q, want %d %s", tc.field, tc.value, status, body.Code, tc.status, tc.code)
+		tc.change(req, partitionOf(req))
+		status, body, reply := internalCall(t, bs[1], req)
+		code := body.Code
+		if tc.partition {
+			code, _, _ = answerCode(reply, "orders")
+		}
+		if status != tc.status || code != tc.code {
+			t.Errorf("fetch with %s: %d %q, want %d %s", tc.what, status, code, tc.status, tc.code)
 		}
 	}
 }
@@ -255,34 +300,51 @@ func TestRestartReopensAndUnassignedPartitionsAreDeleted(t *testing.T) {
 
 // A follower that learns of a leadership before its new leader does is
 // answered once the leader learns it, instead of being refused with
-// UNKNOWN_LEADER_EPOCH or NOT_LEADER and sent into a backoff.
+// UNKNOWN_LEADER_EPOCH or NOT_LEADER and sent into a backoff: the
+// partition waits in the session, and the leader's metadata change ends
+// the wait.
 func TestLeaderAnswersAFollowerAheadOfItsMetadata(t *testing.T) {
 	c := newMemCluster()
 	bs := startBrokers(t, c, 3, nil)
 	threeReplicas(c, "orders", nil)
 	waitLeader(t, bs[0], "orders")
+	produce(t, bs[0], "orders", recordsOf("a", 3), AcksAll)
 	for i, step := range []struct {
-		path      string
-		newLeader int32
-		asker     int
-	}{{pathFetch, 1, 2}, {pathEpochEnd, 2, 1}} {
+		newLeader   int32
+		asker       int
+		lastFetched int
+	}{{1, 2, -1}, {2, 1, 1}} {
+		// The asker stands in for broker asker, which must not replace
+		// the session with its own meanwhile.
+		bs[step.asker].stop(t)
 		epoch := c.state("orders", 0).LeaderEpoch + 1
 		q := replicaRequest("orders", int(epoch))
 		q["replica_id"] = step.asker
+		q["wait_ms"] = 10_000
+		partitionOf(q)["last_fetched_epoch"] = step.lastFetched
 		type reply struct {
 			status int
 			code   string
+			named  bool
+			took   time.Duration
 		}
 		got := make(chan reply, 1)
 		go func() {
-			status, body := internalCall(t, bs[step.newLeader], step.path, q)
-			got <- reply{status, body.Code}
+			start := time.Now()
+			status, _, r := internalCall(t, bs[step.newLeader], q)
+			code, _, named := answerCode(r, "orders")
+			got <- reply{status, code, named, time.Since(start)}
 		}()
 		time.Sleep(50 * time.Millisecond) // the request is waiting on the leader
 		c.update("orders", 0, func(s *PartitionState) { s.Leader = step.newLeader })
-		if r := <-got; r.status != http.StatusOK {
-			t.Errorf("step %d: %s naming epoch %d, which broker %d learns next: %d %q, want 200",
-				i, step.path, epoch, step.newLeader, r.status, r.code)
+		r := <-got
+		if r.status != http.StatusOK || !r.named || r.code != "" {
+			t.Errorf("step %d: fetch naming epoch %d, which broker %d learns next: %d, answer %q (named %v), want one without error",
+				i, epoch, step.newLeader, r.status, r.code, r.named)
 		}
+		if r.took >= 10*time.Second {
+			t.Errorf("step %d: answered after the whole wait (%v), not when the leader learnt its epoch", i, r.took)
+		}
+		bs[step.asker].start(t)
 	}
 }

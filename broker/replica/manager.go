@@ -28,8 +28,12 @@ const (
 	// DefaultFetchWait is how long a follower's fetch waits on the leader
 	// for new data (Kafka's replica.fetch.wait.max.ms).
 	DefaultFetchWait = 500 * time.Millisecond
-	// DefaultFetchMaxBytes bounds one follower fetch (replica.fetch.max.bytes).
+	// DefaultFetchMaxBytes bounds the batches of one partition in a
+	// follower's fetch (replica.fetch.max.bytes).
 	DefaultFetchMaxBytes = 1 << 20
+	// DefaultFetchResponseMaxBytes bounds the batches of all partitions in
+	// one reply of a fetch session (replica.fetch.response.max.bytes).
+	DefaultFetchResponseMaxBytes = 10 << 20
 	// DefaultRetentionCheckInterval is log.retention.check.interval.ms.
 	DefaultRetentionCheckInterval = 5 * time.Minute
 	// alterISRTimeout bounds one AlterISR round trip to the controller.
@@ -55,6 +59,7 @@ type Config struct {
 	ReplicaLagTimeMax      time.Duration
 	FetchWait              time.Duration
 	FetchMaxBytes          int
+	FetchResponseMaxBytes  int
 	RetentionCheckInterval time.Duration
 	// OnLeadershipChange, if set, is called (from the manager's metadata
 	// goroutine, which it must not block for long) after this broker
@@ -73,6 +78,10 @@ type Manager struct {
 	logger *slog.Logger
 	client *peerClient
 	env    *partitionEnv
+	// sessions are the fetch sessions of the followers fetching from this
+	// broker; fetchers fetch what this broker follows, one per leader.
+	sessions *sessionCache
+	fetchers *fetchers
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -131,6 +140,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.FetchMaxBytes <= 0 {
 		cfg.FetchMaxBytes = DefaultFetchMaxBytes
 	}
+	if cfg.FetchResponseMaxBytes <= 0 {
+		cfg.FetchResponseMaxBytes = DefaultFetchResponseMaxBytes
+	}
 	if cfg.RetentionCheckInterval <= 0 {
 		cfg.RetentionCheckInterval = DefaultRetentionCheckInterval
 	}
@@ -150,17 +162,20 @@ func NewManager(cfg Config) (*Manager, error) {
 		partitions: map[partitionKey]*partition{},
 		known:      map[partitionKey]PartitionState{},
 		configs:    map[partitionKey]map[string]string{},
+		sessions:   newSessionCache(),
 	}
+	m.fetchers = newFetchers(m)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.env = &partitionEnv{
-		brokerID:     cfg.BrokerID,
-		lagMax:       cfg.ReplicaLagTimeMax,
-		now:          cfg.Now,
-		logger:       m.logger,
-		proposeISR:   m.proposeISR,
-		startFetcher: m.startFetcher,
-		wentOffline:  m.partitionOffline,
-		leaseHeld:    m.leaseHeld,
+		brokerID:    cfg.BrokerID,
+		lagMax:      cfg.ReplicaLagTimeMax,
+		now:         cfg.Now,
+		logger:      m.logger,
+		proposeISR:  m.proposeISR,
+		follow:      m.fetchers.follow,
+		unfollow:    m.fetchers.unfollow,
+		wentOffline: m.partitionOffline,
+		leaseHeld:   m.leaseHeld,
 	}
 	if err := m.openExisting(); err != nil {
 		_ = m.closePartitions() // the open error is the one worth returning
@@ -323,7 +338,8 @@ func (m *Manager) runTickers() {
 			return
 		case <-checkpoint.C:
 			m.checkpointHWs()
-		case <-isr.C:
+		case now := <-isr.C:
+			m.sessions.expire(now, false)
 			for _, p := range m.hosted() {
 				// An idle partition learns here that a background
 				// fsync of its log failed.
@@ -353,9 +369,7 @@ func (m *Manager) ApplyRetention() {
 // every proposalBackoff until it gets one or is superseded
 // (completeProposal).
 func (m *Manager) proposeISR(p *partition, prop *isrProposal) {
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
+	m.goBackground(func() {
 		for {
 			ctx, cancel := context.WithTimeout(m.ctx, alterISRTimeout)
 			st, err := m.cfg.ISR.AlterISR(ctx, prop.req)
@@ -369,7 +383,24 @@ func (m *Manager) proposeISR(p *partition, prop *isrProposal) {
 			case <-time.After(proposalBackoff):
 			}
 		}
+	})
+}
+
+// goBackground runs f on a goroutine that Close waits for. Once Close has
+// begun it runs nothing and reports false: peer requests, which outlive
+// the manager, must not add work Close is no longer waiting for.
+func (m *Manager) goBackground(f func()) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return false
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		f()
 	}()
+	return true
 }
 
 func (m *Manager) hosted() []*partition {
@@ -408,6 +439,7 @@ func (m *Manager) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel()
+	m.sessions.expire(time.Now(), true)
 	m.wg.Wait()
 	m.checkpointHWs()
 	return m.closePartitions()

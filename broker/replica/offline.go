@@ -40,18 +40,12 @@ func (p *partition) goOffline(cause error) {
 	p.offline = cause
 	wasLeader, epoch := p.role == roleLeader, p.state.LeaderEpoch
 	p.role = roleNone
-	f := p.fetcher
-	p.fetcher = nil
+	p.env.unfollow(p)
 	p.pending = nil
 	p.followers = nil
 	p.hwMoved.notify()
-	p.dataAppended.notify()
+	p.notifySessionsLocked()
 	p.mu.Unlock()
-	if f != nil {
-		// Not f.stop(): this may be the fetcher itself. It returns at its
-		// next step, which finds the replica no longer following.
-		f.cancel()
-	}
 	p.env.logger.Error("Partition offline: an fsync of its log failed, so records it acknowledged may not be on disk; "+
 		"it serves nothing until the broker restarts and recovers the log from its last synced offset",
 		"topic", p.topic, "partition", p.id, "was_leader", wasLeader, "epoch", epoch, "error", cause)

@@ -56,9 +56,10 @@ func TestLeaderWhoseLogFailedGoesOffline(t *testing.T) {
 		t.Errorf("fetch from an offline leader: %v, want the log's failure", err)
 	}
 	q := replicaRequest("orders", 1)
-	q["replica_id"], q["fetch_offset"] = 1, 3
-	if status, body := internalCall(t, bs[0], pathFetch, q); status != http.StatusServiceUnavailable || body.Code != "STORAGE_ERROR" {
-		t.Errorf("follower fetch from an offline leader: %d %+v, want 503 STORAGE_ERROR", status, body)
+	q["replica_id"], partitionOf(q)["fetch_offset"] = 1, 3
+	status, body, reply := internalCall(t, bs[0], q)
+	if code, _, _ := answerCode(reply, "orders"); status != http.StatusOK || code != "STORAGE_ERROR" {
+		t.Errorf("follower fetch from an offline leader: %d %+v, answer %q, want STORAGE_ERROR", status, body, code)
 	}
 	if i := info(t, bs[0], "orders"); !i.Offline || i.IsLeader {
 		t.Errorf("offline leader's info: %+v, want Offline and not leader", i)

@@ -71,15 +71,15 @@ type partition struct {
 	followers        map[int32]*followerProgress
 	pending          *isrProposal
 	nextProposal     time.Time
-	// fetcher is the follower's goroutine pulling from the leader.
-	fetcher *fetcher
+	// sessions are the followers' fetch sessions that carry this
+	// partition (leader only, sessions.go): an append or a role change
+	// wakes them.
+	sessions map[*leaderSession]struct{}
 	// offline is the log failure that took the replica out of service
 	// for good (offline.go); nil while it serves.
 	offline error
-	// hwMoved wakes consumers' long polls and acks=all producers;
-	// dataAppended wakes followers' long polls on the leader.
-	hwMoved      broadcast
-	dataAppended broadcast
+	// hwMoved wakes consumers' long polls and acks=all producers.
+	hwMoved broadcast
 
 	stats partitionCounters
 }
@@ -92,8 +92,11 @@ type partitionEnv struct {
 	logger   *slog.Logger
 	// proposeISR sends an AlterISR to the controller, asynchronously.
 	proposeISR func(p *partition, prop *isrProposal)
-	// startFetcher launches the follower's fetch loop for p.
-	startFetcher func(p *partition, leader, epoch int32) *fetcher
+	// follow has p fetched from leader in epoch (fetcher.go), moving it
+	// out of any other fetch session; unfollow stops fetching it. Both
+	// are called under p.mu.
+	follow   func(p *partition, leader, epoch int32)
+	unfollow func(p *partition)
 	// wentOffline is told that p went offline (offline.go).
 	wentOffline func(p *partition, wasLeader bool, epoch int32)
 	// leaseHeld reports whether the metadata is known to be current
@@ -210,22 +213,18 @@ func clonePartitionState(st PartitionState) PartitionState {
 	return st
 }
 
-// close stops the fetcher and wakes every waiter; the log is closed by the
+// close stops fetching and wakes every waiter; the log is closed by the
 // manager afterwards.
 func (p *partition) close() {
 	p.roleMu.Lock()
 	p.mu.Lock()
 	p.closed = true
 	p.role = roleNone
-	f := p.fetcher
-	p.fetcher = nil
+	p.env.unfollow(p)
 	p.hwMoved.notify()
-	p.dataAppended.notify()
+	p.notifySessionsLocked()
 	p.mu.Unlock()
 	p.roleMu.Unlock()
-	if f != nil {
-		f.stop()
-	}
 }
 
 // notLeaderLocked builds the error for a request that needs the leader:

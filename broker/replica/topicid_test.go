@@ -177,15 +177,20 @@ func TestInternalAPIRejectsAnotherTopicID(t *testing.T) {
 	bs := startBrokers(t, c, 3, nil)
 	ordersWithID(c, "id-1")
 	waitLeader(t, bs[0], "orders")
-	q := replicaRequest("orders", 1)
-	for _, path := range []string{pathFetch, pathEpochEnd} {
-		q["topic_id"] = "id-0"
-		if status, body := internalCall(t, bs[0], path, q); status != http.StatusConflict || body.Code != "INCONSISTENT_TOPIC_ID" {
-			t.Errorf("%s with another topic id: %d %+v, want 409 INCONSISTENT_TOPIC_ID", path, status, body)
+	for _, lastFetched := range []int{-1, 1} {
+		q := replicaRequest("orders", 1)
+		partitionOf(q)["last_fetched_epoch"] = lastFetched
+		partitionOf(q)["topic_id"] = "id-0"
+		status, body, reply := internalCall(t, bs[0], q)
+		if code, _, _ := answerCode(reply, "orders"); status != http.StatusOK || code != "INCONSISTENT_TOPIC_ID" {
+			t.Errorf("fetch (last fetched epoch %d) with another topic id: %d %+v, answer %q, want INCONSISTENT_TOPIC_ID",
+				lastFetched, status, body, code)
 		}
-		q["topic_id"] = "id-1"
-		if status, body := internalCall(t, bs[0], path, q); status != http.StatusOK {
-			t.Errorf("%s with the topic id: %d %+v, want 200", path, status, body)
+		partitionOf(q)["topic_id"] = "id-1"
+		status, body, reply = internalCall(t, bs[0], q)
+		if code, _, named := answerCode(reply, "orders"); status != http.StatusOK || code != "" || !named {
+			t.Errorf("fetch (last fetched epoch %d) with the topic id: %d %+v, answer %q (named %v), want one without error",
+				lastFetched, status, body, code, named)
 		}
 	}
 }

@@ -273,7 +273,7 @@ func configOf(t *testing.T, description string) string {
 // write the internal topic (403 INTERNAL_TOPIC; a produce is 400, clients
 // cannot write to it).
 func probeInternal(ctx context.Context, c *brokertest.Cluster, hc *http.Client, a *answers) {
-	peerOps := []string{"/internal/controller/delete-topic", "/internal/controller/register", "/internal/replica/fetch",
+	peerOps := []string{"/internal/controller/delete-topic", "/internal/controller/register", "/internal/replica/fetch-session",
 		"/internal/broker/offsets", "/internal/broker/partitions"}
 	for i := range 3 {
 		base := c.Endpoint(i)
