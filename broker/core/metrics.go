@@ -16,7 +16,7 @@ type collector struct {
 
 	partitions, leaders, controller, ready        *prometheus.Desc
 	leo, hw, logStart, size, isr, replicas, under *prometheus.Desc
-	offline                                       *prometheus.Desc
+	offline, flushes                              *prometheus.Desc
 	bytesIn, recordsIn, bytesOut, recordsOut      *prometheus.Desc
 	replBytesOut, isrShrinks, isrExpands          *prometheus.Desc
 	groupMembers, groupLag, groupPartitionLag     *prometheus.Desc
@@ -38,6 +38,7 @@ func (b *Broker) Collector() prometheus.Collector {
 		logStart:     d("kairo_log_start_offset", "Log start offset of a hosted replica.", pl...),
 		size:         d("kairo_log_size_bytes", "Bytes on disk of a hosted replica.", pl...),
 		offline:      d("kairo_partition_offline", "1 when a hosted replica is offline because an fsync of its log failed; it serves nothing until the broker restarts.", pl...),
+		flushes:      d("kairo_partition_log_flushes_total", "fsyncs of a hosted replica's log made by its flush policy (flush.messages, flush.ms); produces written together share one.", pl...),
 		isr:          d("kairo_partition_isr", "In-sync replicas of a partition this broker leads.", pl...),
 		replicas:     d("kairo_partition_replicas", "Replicas of a partition this broker leads.", pl...),
 		under:        d("kairo_partition_under_replicated", "1 when a partition this broker leads has fewer in-sync replicas than replicas.", pl...),
@@ -57,7 +58,7 @@ func (b *Broker) Collector() prometheus.Collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.controller, c.ready, c.leo, c.hw, c.logStart,
-		c.size, c.offline, c.isr, c.replicas, c.under, c.bytesIn, c.recordsIn, c.bytesOut, c.recordsOut, c.replBytesOut,
+		c.size, c.offline, c.flushes, c.isr, c.replicas, c.under, c.bytesIn, c.recordsIn, c.bytesOut, c.recordsOut, c.replBytesOut,
 		c.isrShrinks, c.isrExpands, c.groupMembers, c.groupLag, c.groupPartitionLag} {
 		ch <- d
 	}
@@ -85,6 +86,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.logStart, float64(s.LogStartOffset), l...)
 		gauge(c.size, float64(s.SizeBytes), l...)
 		gauge(c.offline, boolf(s.Offline), l...)
+		counter(c.flushes, s.LogFlushes, l...)
 		if !s.IsLeader {
 			continue
 		}

@@ -29,7 +29,10 @@
 // epoch-end requests of its followers are answered from the log's epoch
 // cache even before it has written anything.
 //
-// Produce appends one batch stamped with the leader epoch. The leader learns
+// Produce appends one batch stamped with the leader epoch. Produces to one
+// partition that arrive while the leader writes are written together
+// (group commit, groupcommit.go): each stays its own batch, and the group
+// costs one write and, with flush.messages or flush.ms, one fsync. The leader learns
 // each follower's log end offset from its fetch offset and keeps the high
 // watermark (HW) at the smallest log end offset over the ISR; it never moves
 // back. Consumers read from the leader only and only below the HW, so they
@@ -55,10 +58,12 @@
 // than min.insync.replicas; otherwise the producer waits until the HW covers
 // its batch. Every wait in this package — acks=all, a consumer's long poll,
 // a follower's long poll on the leader — blocks on a channel closed when the
-// HW or the log end moves (waiters.go), never on a sleep or a polling
-// interval: a follower's fetch that advances the HW wakes the producer. A
-// follower's session parks on the leader until an append to any of its
-// partitions wakes it (the leader's purgatory for delayed fetches).
+// HW or the log end moves, never on a sleep or a polling interval: a
+// follower's fetch that advances the HW wakes the producers whose batches
+// it covers, and only those (ackwaiters.go, ordered by offset, as Kafka's
+// produce purgatory). A follower's session parks on the leader until an
+// append to any of its partitions wakes it (the leader's purgatory for
+// delayed fetches, sessionserve.go).
 //
 // A leader appends and serves consumers only under the metadata lease
 // (lease.go): while this broker's metadata is known to be current. A

@@ -27,6 +27,7 @@ func (p *partition) becomeFollower(st PartitionState) {
 	p.pending = nil
 	p.followers = nil
 	p.hwMoved.notify()
+	p.ackWaiters.releaseAll()
 	p.notifySessionsLocked()
 	if p.role == roleFollower {
 		p.env.follow(p, st.Leader, st.LeaderEpoch)

@@ -59,5 +59,6 @@ func (p *partition) maybeAdvanceHWLocked() {
 	if hw > p.hw {
 		p.hw = hw
 		p.hwMoved.notify()
+		p.ackWaiters.release(hw)
 	}
 }

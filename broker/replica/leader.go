@@ -1,9 +1,7 @@
 package replica
 
 import (
-	"context"
 	"errors"
-	"time"
 
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -62,6 +60,7 @@ func (p *partition) becomeLeader(st PartitionState) {
 	}
 	p.maybeAdvanceHWLocked()
 	p.hwMoved.notify()
+	p.ackWaiters.releaseAll()
 	p.notifySessionsLocked()
 	p.mu.Unlock()
 	p.roleMu.Unlock()
@@ -70,11 +69,9 @@ func (p *partition) becomeLeader(st PartitionState) {
 }
 
 // append writes one batch as leader and returns where it is and the
-// leader epoch it was stamped with.
+// leader epoch it was stamped with. Concurrent appends share a write
+// (groupcommit.go).
 func (p *partition) append(batch Batch, acks Acks) (res storage.AppendResult, epoch int32, err error) {
-	p.roleMu.RLock()
-	defer p.roleMu.RUnlock()
-
 	p.mu.Lock()
 	if p.closed || p.role != roleLeader {
 		err := p.notLeaderLocked()
@@ -87,51 +84,7 @@ func (p *partition) append(batch Batch, acks Acks) (res storage.AppendResult, ep
 		return res, epoch, ErrNotEnoughReplicas
 	}
 	p.mu.Unlock()
-
-	// roleMu (read) keeps the role and epoch fixed while storage appends.
-	res, err = p.log.AppendRecords(batch.Records, epoch, batch.Options)
-	if err != nil {
-		return res, epoch, p.checkLog(err)
-	}
-	if res.Duplicate {
-		// A producer's retry: nothing was written.
-		return res, epoch, nil
-	}
-	var n int64
-	for i := range batch.Records {
-		n += int64(len(batch.Records[i].Key) + len(batch.Records[i].Value))
-	}
-	p.stats.bytesIn.Add(n)
-	p.stats.recordsIn.Add(int64(len(batch.Records)))
-
-	p.mu.Lock()
-	p.notifySessionsLocked()
-	p.maybeAdvanceHWLocked()
-	p.mu.Unlock()
-	return res, epoch, nil
-}
-
-// waitReplicated waits for acks=all: until the high watermark passes last
-// while this replica still leads with epoch.
-func (p *partition) waitReplicated(ctx context.Context, last int64, epoch int32, timeout time.Duration) error {
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	_, ok, err := p.waitHW(ctx, last, epoch, t)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return ErrTimeout
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.state.ISR) < p.minISR {
-		// The ISR shrank below the minimum while we waited: the batch is
-		// on fewer replicas than asked for (Kafka's
-		// NOT_ENOUGH_REPLICAS_AFTER_APPEND).
-		return ErrNotEnoughReplicasAfterAppend
-	}
-	return nil
+	return p.appendGrouped(batch)
 }
 
 // checkLeaderEpochLocked validates a follower's view of the leadership.

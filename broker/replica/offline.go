@@ -44,6 +44,7 @@ func (p *partition) goOffline(cause error) {
 	p.pending = nil
 	p.followers = nil
 	p.hwMoved.notify()
+	p.ackWaiters.releaseAll()
 	p.notifySessionsLocked()
 	p.mu.Unlock()
 	p.env.logger.Error("Partition offline: an fsync of its log failed, so records it acknowledged may not be on disk; "+

@@ -54,6 +54,8 @@ type partition struct {
 	topicID atomic.Pointer[string]
 
 	roleMu sync.RWMutex
+	// appends queues concurrent produces for group commit.
+	appends appendQueue
 
 	mu     sync.Mutex
 	role   role
@@ -78,8 +80,10 @@ type partition struct {
 	// offline is the log failure that took the replica out of service
 	// for good (offline.go); nil while it serves.
 	offline error
-	// hwMoved wakes consumers' long polls and acks=all producers.
-	hwMoved broadcast
+	// hwMoved wakes consumers' long polls; ackWaiters are the acks=all
+	// produces, woken by the high watermark moves that cover them.
+	hwMoved    broadcast
+	ackWaiters ackWaiters
 
 	stats partitionCounters
 }
@@ -222,6 +226,7 @@ func (p *partition) close() {
 	p.role = roleNone
 	p.env.unfollow(p)
 	p.hwMoved.notify()
+	p.ackWaiters.releaseAll()
 	p.notifySessionsLocked()
 	p.mu.Unlock()
 	p.roleMu.Unlock()
@@ -256,31 +261,6 @@ func (p *partition) HighWatermark() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.hw
-}
-
-// waitHW blocks until the high watermark is above offset, the deadline
-// passes, ctx ends, or the partition stops being led with epoch (epoch < 0
-// skips that check). It returns the high watermark it saw last.
-func (p *partition) waitHW(ctx context.Context, offset int64, epoch int32, deadline *time.Timer) (hw int64, woken bool, err error) {
-	for {
-		p.mu.Lock()
-		hw = p.hw
-		if hw > offset {
-			p.mu.Unlock()
-			return hw, true, nil
-		}
-		if p.closed || p.role != roleLeader || (epoch >= 0 && p.state.LeaderEpoch != epoch) {
-			err := p.notLeaderLocked()
-			p.mu.Unlock()
-			return hw, false, err
-		}
-		ch := p.hwMoved.wait()
-		p.mu.Unlock()
-		ok, err := waitFor(ctx, ch, deadline)
-		if err != nil || !ok {
-			return hw, false, err
-		}
-	}
 }
 
 // waitFetchable is a consumer fetch's wait for the high watermark to pass

@@ -18,6 +18,9 @@ type PartitionStats struct {
 	ReplicationBytesOut int64
 	// Committed ISR changes while this replica led.
 	ISRShrinks, ISRExpands int64
+	// LogFlushes are the fsyncs the log's flush policy (flush.messages,
+	// flush.ms) made since the broker started.
+	LogFlushes int64
 }
 
 // Stats returns one entry per hosted partition, sorted by topic and
@@ -36,6 +39,7 @@ func (m *Manager) Stats() []PartitionStats {
 			ReplicationBytesOut: p.stats.replicaBytesOut.Load(),
 			ISRShrinks:          p.stats.isrShrinks.Load(),
 			ISRExpands:          p.stats.isrExpands.Load(),
+			LogFlushes:          p.log.Flushes(),
 		})
 	}
 	slices.SortFunc(out, func(a, b PartitionStats) int {

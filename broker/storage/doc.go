@@ -20,6 +20,7 @@
 //	type BatchOptions struct { Compression Compression; Producer *Producer }
 //	type Producer struct { ID int64; Epoch int16; BaseSequence int32 }
 //	type AppendResult struct { BaseOffset, LastOffset int64; Duplicate bool }
+//	type RecordSet struct { Records []Record; Options BatchOptions }
 //	type Compression int8 // CompressionNone, …Gzip, …Snappy, …LZ4, …Zstd
 //	func ParseCompression(name string) (Compression, bool)
 //	func DefaultConfig() Config
@@ -27,6 +28,7 @@
 //	func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err error)
 //	func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptions) (AppendResult, error)
 //	func (l *Log) AppendBatch(batch []byte, leaderEpoch int32) (AppendResult, error)
+//	func (l *Log) AppendMany(sets []RecordSet, leaderEpoch int32) ([]AppendResult, []error) // group commit
 //	func (l *Log) Producers() []ProducerInfo
 //	func (l *Log) AppendRaw(batches []byte) (last int64, err error)
 //	func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record, error)
@@ -41,6 +43,7 @@
 //	func (l *Log) DeleteRecordsBefore(offset int64) error
 //	func (l *Log) SetConfig(cfg Config)
 //	func (l *Log) Flush() error
+//	func (l *Log) Flushes() int64 // fsyncs made by flush.messages / flush.ms
 //	func (l *Log) Close() error
 //	func (l *Log) Err() error
 //	func (l *Log) Delete() error

@@ -38,6 +38,9 @@ type durability struct {
 	gen    atomic.Uint64
 	syncCh chan syncJob // started by the first roll
 	syncWG sync.WaitGroup
+
+	// flushes counts the fsyncs the flush policy made (Flushes).
+	flushes atomic.Int64
 }
 
 // syncJob asks for segment s to be fsynced; afterwards everything below
@@ -213,8 +216,14 @@ func (l *Log) syncActive() error {
 		return err
 	}
 	l.unflushed = 0
+	l.flushes.Add(1)
 	return nil
 }
+
+// Flushes is the number of fsyncs the flush policy (flush.messages,
+// flush.ms) has made since the log was opened: with flush.messages=1, one
+// per append — and one per group of AppendMany.
+func (l *Log) Flushes() int64 { return l.flushes.Load() }
 
 // timedFlush runs flush.ms after the first unflushed write.
 func (l *Log) timedFlush() {
