@@ -144,12 +144,14 @@ func (m *Manager) removePartitions(keys ...partitionKey) {
 	for _, p := range removed {
 		wasLeader, epoch := p.leadership()
 		p.close()
+		// Told before the directory goes, so that whoever sees it gone
+		// has seen the leadership end too.
+		if wasLeader && m.cfg.OnLeadershipChange != nil {
+			m.cfg.OnLeadershipChange(p.topic, p.id, false, epoch)
+		}
 		if err := p.log.Delete(); err != nil {
 			m.logger.Error("Cannot delete partition", "topic", p.topic, "partition", p.id, "error", err)
 		}
 		m.logger.Info("Deleted partition", "topic", p.topic, "partition", p.id)
-		if wasLeader && m.cfg.OnLeadershipChange != nil {
-			m.cfg.OnLeadershipChange(p.topic, p.id, false, epoch)
-		}
 	}
 }
