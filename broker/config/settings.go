@@ -32,6 +32,9 @@ type Settings struct {
 	LogFlushIntervalMs       time.Duration
 	LogRetentionCheckMs      time.Duration
 	MessageMaxBytes          int
+	// ProducerIDExpiration: a partition forgets an idempotent producer
+	// idle this long, and no longer deduplicates its retries.
+	ProducerIDExpiration time.Duration
 	// CompressionType is the codec of HTTP produces to topics without a
 	// compression.type of their own.
 	CompressionType string
@@ -87,6 +90,7 @@ func DefaultSettings() Settings {
 		LogIndexIntervalBytes:         4096,
 		LogRetentionCheckMs:           5 * time.Minute,
 		MessageMaxBytes:               1 << 20,
+		ProducerIDExpiration:          24 * time.Hour, // Kafka's, storage.DefaultProducerIDExpiration
 		CompressionType:               "producer",
 		MaxRequestBytes:               16 << 20,
 		QueuedMaxRequestBytes:         100 << 20,
@@ -199,6 +203,7 @@ var settingKeys = []settingKey{
 	{"log.flush.interval.messages", "fsync after this many messages; unset = leave it to the OS", topicKey(topicconfig.FlushMessages, func(s *Settings, n int64) { s.LogFlushIntervalMessages = n })},
 	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", topicKey(topicconfig.FlushMs, func(s *Settings, n int64) { s.LogFlushIntervalMs = time.Duration(n) * time.Millisecond })},
 	{"message.max.bytes", "largest batch a produce may write to one partition", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MessageMaxBytes = int(n) })},
+	{"producer.id.expiration.ms", "a partition forgets an idempotent producer that has not written to it for this long, and stores its retries again", msKey(1, func(s *Settings, d time.Duration) { s.ProducerIDExpiration = d })},
 	{"compression.type", "codec of the batches an HTTP produce writes, unless the topic overrides it: producer (as sent: none over HTTP), uncompressed, gzip, snappy, lz4 or zstd", enumKey(topicconfig.CompressionType, func(s *Settings, v string) { s.CompressionType = v })},
 	{"max.request.bytes", "largest HTTP request body (413 BODY_TOO_LARGE above it)", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.MaxRequestBytes = n })},
 	{"queued.max.request.bytes", "request bodies, and what they decode to, the broker holds at once across all requests (503 BROKER_BUSY beyond it); at least 4 × max.request.bytes", intKey(4096, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxRequestBytes = n })},

@@ -25,5 +25,7 @@ func logConfig(s config.Settings, overrides map[string]string) storage.Config {
 	def(topicconfig.FlushMessages, func() { c.FlushMessages = s.LogFlushIntervalMessages })
 	def(topicconfig.FlushMs, func() { c.FlushMs = s.LogFlushIntervalMs })
 	def(topicconfig.MaxMessageBytes, func() { c.MaxBatchBytes = s.MessageMaxBytes + storage.BatchHeaderSize })
+	// A broker setting in Kafka too: no topic overrides it.
+	c.ProducerIDExpiration = s.ProducerIDExpiration
 	return c
 }

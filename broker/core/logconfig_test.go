@@ -44,3 +44,22 @@ func TestLogConfigReadsStoredValuesWithinTheBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestLogConfigTakesProducerIDExpiration: the broker's
+// producer.id.expiration.ms reaches every partition's storage config,
+// whatever the topic overrides; without it a partition would keep the
+// storage default of one day.
+func TestLogConfigTakesProducerIDExpiration(t *testing.T) {
+	s := config.DefaultSettings()
+	if got := logConfig(s, nil).ProducerIDExpiration; got != 24*time.Hour {
+		t.Fatalf("default producer id expiration %v, want a day", got)
+	}
+	if unknown, err := s.Apply(map[string]string{"producer.id.expiration.ms": "60000"}); err != nil || len(unknown) > 0 {
+		t.Fatalf("apply: unknown %v, %v", unknown, err)
+	}
+	for _, overrides := range []map[string]string{nil, {"retention.ms": "1000"}} {
+		if got := logConfig(s, overrides).ProducerIDExpiration; got != time.Minute {
+			t.Fatalf("overrides %v: producer id expiration %v, want 1m", overrides, got)
+		}
+	}
+}
