@@ -115,7 +115,7 @@ func (n *Node) SafeToRestart(id int) (api.SafeToRestart, error) {
 }
 
 // Brokers returns every broker's summary for GET /brokers.
-func (n *Node) Brokers() []metadata.BrokerSummary { return n.Image().BrokerSummaries() }
+func (n *Node) Brokers() []api.BrokerInfo { return n.Image().BrokerSummaries() }
 
 // Broker returns one broker's summary (ErrUnknownBroker if none).
-func (n *Node) Broker(id int) (metadata.BrokerSummary, error) { return n.Image().BrokerSummary(id) }
+func (n *Node) Broker(id int) (api.BrokerInfo, error) { return n.Image().BrokerSummary(id) }

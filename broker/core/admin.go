@@ -15,7 +15,7 @@ import (
 func (b *Broker) Metadata(ctx context.Context) (*api.Metadata, error) {
 	img := b.image()
 	md := &api.Metadata{ClusterID: img.ClusterID, ControllerID: int32(b.node.ControllerID()),
-		Brokers: b.brokerInfos(img), Topics: []api.TopicDescription{}}
+		Brokers: img.BrokerSummaries(), Topics: []api.TopicDescription{}}
 	names := img.TopicNames()
 	sort.Strings(names)
 	topics := make([]*metadata.Topic, len(names))
@@ -26,31 +26,17 @@ func (b *Broker) Metadata(ctx context.Context) (*api.Metadata, error) {
 	return md, nil
 }
 
-func (b *Broker) brokerInfos(img *metadata.Image) []api.BrokerInfo {
-	out := []api.BrokerInfo{}
-	for _, s := range img.BrokerSummaries() {
-		out = append(out, brokerInfo(s))
-	}
-	return out
-}
-
-func brokerInfo(s metadata.BrokerSummary) api.BrokerInfo {
-	return api.BrokerInfo{ID: int32(s.ID), Address: s.Address, Rack: s.Rack, State: s.State, Voter: s.Voter,
-		Partitions: s.Partitions, Leaders: s.Leaders, UnderReplicated: s.UnderReplicated, InSync: s.InSync}
-}
-
 // Brokers lists the brokers.
 func (b *Broker) Brokers(ctx context.Context) ([]api.BrokerInfo, error) {
-	return b.brokerInfos(b.image()), nil
+	return b.image().BrokerSummaries(), nil
 }
 
 // BrokerInfo describes one broker.
 func (b *Broker) BrokerInfo(ctx context.Context, id int32) (*api.BrokerInfo, error) {
-	s, err := b.node.Broker(int(id))
+	bi, err := b.node.Broker(int(id))
 	if err != nil {
 		return nil, apiError(err)
 	}
-	bi := brokerInfo(s)
 	return &bi, nil
 }
 

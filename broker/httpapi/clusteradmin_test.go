@@ -141,3 +141,22 @@ func TestSafeToRestartShape(t *testing.T) {
 		t.Fatalf("reasons %v do not name %q", reasons, want)
 	}
 }
+
+// TestBrokersShape: GET /brokers and GET /brokers/{id} answer the broker
+// docs/api.md describes, every key present, with its own id (7, not a
+// zero value), counting the replicas the broker holds and leads.
+func TestBrokersShape(t *testing.T) {
+	n := startSingle(t, nodeOptions{id: 7})
+	n.expect(t, "POST", "/topics", `{"name":"orders","partitions":2,"replication_factor":1}`, 201)
+	one := n.expect(t, "GET", "/brokers/7", "", 200)
+	keys := slices.Sorted(maps.Keys(one))
+	want := []string{"address", "id", "in_sync", "leaders", "partitions", "rack", "state", "under_replicated", "voter"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("keys %v, want %v: %v", keys, want, one)
+	}
+	// orders' two partitions and the three of __consumer_offsets.
+	subset(t, "GET /brokers/7", one,
+		`{"id":7,"state":"alive","voter":true,"partitions":5,"leaders":5,"under_replicated":0,"in_sync":true}`)
+	all := n.expect(t, "GET", "/brokers", "", 200)
+	sameJSON(t, "GET /brokers", all, `{"brokers":[`+mustJSON(one)+`]}`)
+}

@@ -7,34 +7,19 @@ import (
 	"github.com/kairolog/kairolog/broker/api"
 )
 
-// BrokerSummary is one broker as GET /brokers reports it.
-type BrokerSummary struct {
-	ID          int    `json:"id"`
-	Address     string `json:"address"`
-	RaftAddress string `json:"raft_address"`
-	Rack        string `json:"rack"`
-	State       string `json:"state"`
-	Voter       bool   `json:"voter"`
-	// Partitions counts the replicas the broker holds.
-	Partitions int `json:"partitions"`
-	// Leaders counts the partitions it leads.
-	Leaders int `json:"leaders"`
-	// UnderReplicated counts the partitions it leads whose ISR is smaller
-	// than their replica set.
-	UnderReplicated int `json:"under_replicated"`
-	// InSync reports whether it is in the ISR of every partition it holds
-	// (replicas still being added by a reassignment aside).
-	InSync bool `json:"in_sync"`
-}
-
-// BrokerSummary returns the summary of broker id.
-func (img *Image) BrokerSummary(id int) (BrokerSummary, error) {
+// BrokerSummary returns broker id as GET /brokers/{id} reports it: its
+// state, and the replicas it holds and leads. Partitions counts the
+// replicas it holds, Leaders the partitions it leads, UnderReplicated
+// those it leads whose ISR is smaller than their replica set; InSync
+// reports whether it is in the ISR of every partition it holds (replicas
+// still being added by a reassignment aside).
+func (img *Image) BrokerSummary(id int) (api.BrokerInfo, error) {
 	b := img.Brokers[id]
 	if b == nil {
-		return BrokerSummary{}, fmt.Errorf("%w: %d", ErrUnknownBroker, id)
+		return api.BrokerInfo{}, fmt.Errorf("%w: %d", ErrUnknownBroker, id)
 	}
 	state, _ := img.BrokerState(id)
-	s := BrokerSummary{ID: id, Address: b.HTTPAddress, RaftAddress: b.RaftAddress, Rack: b.Rack,
+	s := api.BrokerInfo{ID: int32(id), Address: b.HTTPAddress, Rack: b.Rack,
 		State: state.String(), Voter: b.Voter, InSync: true}
 	img.eachPartition(func(_ *Topic, p *Partition) {
 		if !p.HasReplica(id) {
@@ -55,8 +40,8 @@ func (img *Image) BrokerSummary(id int) (BrokerSummary, error) {
 }
 
 // BrokerSummaries returns every broker's summary, by id.
-func (img *Image) BrokerSummaries() []BrokerSummary {
-	out := make([]BrokerSummary, 0, len(img.Brokers))
+func (img *Image) BrokerSummaries() []api.BrokerInfo {
+	out := make([]api.BrokerInfo, 0, len(img.Brokers))
 	for _, id := range img.BrokerIDs() {
 		s, _ := img.BrokerSummary(id)
 		out = append(out, s)
