@@ -201,3 +201,52 @@ func TestProducerRetriesLostReplies(t *testing.T) {
 		t.Fatalf("no reply was lost: %d retries, %d duplicates", st.Retries.Load(), st.Duplicates.Load())
 	}
 }
+
+// TestProducerStartsANewEpochAfterAGap: when a partition expects another
+// sequence than a client.Producer's (records it had acknowledged are
+// gone, or another process wrote with its id), the broker answers
+// OUT_OF_ORDER_SEQUENCE_NUMBER and writes nothing; the producer moves to
+// its next epoch, which starts every partition at sequence 0, sends the
+// records again, and they are stored once. Its other partitions continue
+// in the new epoch too.
+func TestProducerStartsANewEpochAfterAGap(t *testing.T) {
+	n := startSingle(t, nodeOptions{})
+	n.expect(t, "POST", "/topics", `{"name":"orders","partitions":2}`, 201)
+	c, err := client.New(n.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, err := c.NewIdempotentProducer(ctx, "orders", client.ProducerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, one := int32(0), int32(1)
+	// Three records under the producer's id and epoch that the producer
+	// does not know of: partition 0 now expects sequence 3.
+	n.expect(t, "POST", "/produce", fmt.Sprintf(`{"topic":"orders","partition":0,"producer_id":%d,"producer_epoch":0,"sequence":0,`+
+		`"records":[{"value":"x1"},{"value":"x2"},{"value":"x3"}]}`, p.ID().ID), 200)
+
+	steps := []struct {
+		part  *int32
+		value string
+	}{{&zero, "a"}, {&zero, "b"}, {&one, "c"}, {&zero, "d"}}
+	for _, s := range steps {
+		pos, err := p.Send(ctx, []client.ProduceRecord{{Partition: s.part, Value: s.value}})
+		if err != nil || !pos[0].Stored() || pos[0].Duplicate {
+			t.Fatalf("send %s: %+v, %v", s.value, pos, err)
+		}
+	}
+	if got := p.Stats().EpochBumps.Load(); got != 1 || p.ID().Epoch != 1 {
+		t.Fatalf("%d epoch bumps, epoch %d; want one bump to epoch 1", got, p.ID().Epoch)
+	}
+	if got := strings.Join(fetchAll(t, n, "orders", 0), ","); got != "x1,x2,x3,a,b,d" {
+		t.Fatalf("partition 0 holds %s", got)
+	}
+	if got := strings.Join(fetchAll(t, n, "orders", 1), ","); got != "c" {
+		t.Fatalf("partition 1 holds %s", got)
+	}
+	// The old epoch is fenced on the partition that saw the new one.
+	n.expect(t, "POST", "/produce", fmt.Sprintf(`{"topic":"orders","partition":0,"producer_id":%d,"producer_epoch":0,"sequence":3,"message":"late"}`,
+		p.ID().ID), 409)
+}
