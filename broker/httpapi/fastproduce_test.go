@@ -16,6 +16,9 @@ func FuzzFastProduce(f *testing.F) {
 		`{"topic":"o","acks":"all","records":[{"key":"k","value":"v","headers":{"h":"x","h":"y"}},{"partition":3,"message":"m","timestamp":5}]}`,
 		`{"records":[],"Records":[{}]}`, `{"records":null}`, `{"records":[{"headers":{},"HEADERS":{}}]}`, `{"records":[{"topic":"x","key":null}]}`,
 		`{"partition":2147483648}`, `{"topic":null,"topic":"x"}`, `{"acks":"ALL"}`, `{"acks":2}`,
+		`{"topic":"o","partition":1,"producer_id":4000,"producer_epoch":0,"sequence":17,"message":"m"}`,
+		`{"producer_id":9223372036854775808,"producer_epoch":-1,"sequence":null,"records":[{"value":"v"}]}`,
+		`{"producer_id":1e3,"sequence":"0","producer_epoch":32768}`,
 	} {
 		f.Add(s)
 	}

@@ -54,6 +54,8 @@ func FuzzHandlers(f *testing.F) {
 		{"GET", "/groups/g", "topics=orders,nope", ""},
 		{"POST", "/topics", "", `{"name":"fz","partitions":2,"config":{"min.insync.replicas":1}}`},
 		{"GET", "/metadata", "", ""},
+		{"POST", "/producers", "", ""},
+		{"POST", "/produce", "", `{"topic":"orders","partition":0,"producer_id":0,"producer_epoch":0,"sequence":0,"records":[{"value":"v"}]}`},
 		{"GET", "/internal/broker/offsets", "topic=orders&partition=x", ""},
 	} {
 		f.Add(s[0], s[1], s[2], s[3])
