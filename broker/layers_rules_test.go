@@ -37,11 +37,28 @@ var importRules = []struct {
 		allowed: []string{"broker/api", "broker/client", "broker/peer"},
 	},
 	{
+		name:      "the core speaks no wire format: it encodes neither JSON nor Kafka's protocol",
+		binds:     []string{"broker/core"},
+		direct:    true,
+		forbidden: []string{"encoding/json", kafkaCodec},
+	},
+	{
+		name: "only the Kafka front door speaks Kafka's protocol",
+		binds: []string{"broker/api", "broker/config", "broker/core", "broker/coordinators", "broker/cluster/...",
+			"broker/group", "broker/httpapi", "broker/client", "broker/memory", "broker/peer", "broker/replica", "broker/topicconfig"},
+		direct:    true,
+		forbidden: []string{kafkaCodec},
+	},
+	{
 		name:      "a broker never reads a Kubernetes object",
 		binds:     []string{"broker/...", "cmd/broker"},
 		forbidden: []string{"k8s.io/", "sigs.k8s.io/"},
 	},
 }
+
+// kafkaCodec is franz-go's Kafka protocol codec (kmsg, kerr, kbin, ...).
+// Storage is not bound by it: its log holds Kafka's record batches.
+const kafkaCodec = "github.com/twmb/franz-go/"
 
 func TestImportRules(t *testing.T) {
 	pkgs := listPackages(t)
