@@ -151,6 +151,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 			g.Expect(kc.Status.Replicas).To(BeEquivalentTo(3))
 			g.Expect(kc.Status.ReadyReplicas).To(BeEquivalentTo(3))
 			g.Expect(kc.Status.ClientEndpoint).To(Equal("kairo.kc-main.svc:8080"))
+			g.Expect(kc.Status.KafkaBootstrap).To(Equal("kairo.kc-main.svc:9092"))
 			g.Expect(kc.Status.Selector).To(ContainSubstring("app.kubernetes.io/instance=kairo"))
 			g.Expect(kc.Status.ControllerID).To(HaveValue(Equal(meta.ControllerID)))
 			g.Expect(kc.Status.Brokers).To(HaveLen(len(meta.Brokers)))

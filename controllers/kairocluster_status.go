@@ -91,6 +91,7 @@ func computeStatus(st *reconcileState) kairov1alpha1.KairoClusterStatus {
 	s.ObservedGeneration = c.Generation
 	s.Selector = labels.SelectorFromSet(resources.SelectorLabels(c)).String()
 	s.ClientEndpoint = resources.ClientEndpoint(c)
+	s.KafkaBootstrap = resources.KafkaBootstrap(c)
 	if st.pods != nil {
 		s.Replicas, s.ReadyReplicas = 0, 0
 		for _, pod := range st.pods {

@@ -219,6 +219,26 @@ type ServiceSpec struct {
 	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port,omitempty"`
 
+	// kafkaPort of the client Service, to the brokers' Kafka listener:
+	// Kafka clients bootstrap there (status.kafkaBootstrap), then reach
+	// each broker at its pod's name in the headless Service on port 9092.
+	// +optional
+	// +kubebuilder:default=9092
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	KafkaPort int32 `json:"kafkaPort,omitempty"`
+
+	// kafkaGatewayPort of the client Service, to the brokers' Kafka
+	// gateway: the one broker address a gateway names is
+	// localhost:kafkaGatewayPort, so that after
+	// kubectl port-forward svc/<cluster> <kafkaGatewayPort> a Kafka client
+	// given localhost:<kafkaGatewayPort> reaches every partition and group.
+	// +optional
+	// +kubebuilder:default=9095
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	KafkaGatewayPort int32 `json:"kafkaGatewayPort,omitempty"`
+
 	// annotations added to the client Service.
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
@@ -305,6 +325,11 @@ type KairoClusterStatus struct {
 	// clientEndpoint is the in-cluster address clients use, host:port of the client Service.
 	// +optional
 	ClientEndpoint string `json:"clientEndpoint,omitempty"`
+
+	// kafkaBootstrap is the in-cluster bootstrap address of Kafka clients,
+	// host:port of the client Service's Kafka port.
+	// +optional
+	KafkaBootstrap string `json:"kafkaBootstrap,omitempty"`
 
 	// conditions: Ready, Progressing and Degraded.
 	// +optional

@@ -17,7 +17,9 @@ limitations under the License.
 package resources
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -170,10 +172,8 @@ func TestHeadlessService(t *testing.T) {
 	if !reflect.DeepEqual(svc.Spec.Selector, SelectorLabels(testCluster())) {
 		t.Errorf("selector %v", svc.Spec.Selector)
 	}
-	if len(svc.Spec.Ports) != 3 || svc.Spec.Ports[0].Name != "http" || svc.Spec.Ports[0].Port != 8080 ||
-		svc.Spec.Ports[1].Name != "raft" || svc.Spec.Ports[1].Port != 9093 || svc.Spec.Ports[1].TargetPort.StrVal != "raft" ||
-		svc.Spec.Ports[2].Name != "peer" || svc.Spec.Ports[2].Port != 9094 || svc.Spec.Ports[2].TargetPort.StrVal != "peer" {
-		t.Errorf("ports %+v", svc.Spec.Ports)
+	if got := portsOf(svc); !slices.Equal(got, []string{"http 8080→http", "raft 9093→raft", "peer 9094→peer", "kafka 9092→kafka"}) {
+		t.Errorf("ports %v", got)
 	}
 }
 
@@ -203,9 +203,20 @@ func TestPeerSecret(t *testing.T) {
 	}
 }
 
+// portsOf lists a Service's ports as "name port→target".
+func portsOf(svc *corev1.Service) []string {
+	var out []string
+	for _, p := range svc.Spec.Ports {
+		out = append(out, fmt.Sprintf("%s %d→%s", p.Name, p.Port, p.TargetPort.StrVal))
+	}
+	return out
+}
+
+// TestClientService: the client Service carries the HTTP API, the Kafka
+// bootstrap port and the Kafka gateway, at the ports spec.service names.
 func TestClientService(t *testing.T) {
 	c := testCluster()
-	c.Spec.Service = kairov1alpha1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Port: 9000,
+	c.Spec.Service = kairov1alpha1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Port: 9000, KafkaPort: 19092,
 		Annotations: map[string]string{"lb.example.com/internal": "true"}}
 	b := &ClientServiceBuilder{testBuilder(t, c)}
 	svc := build(t, b).(*corev1.Service)
@@ -214,8 +225,11 @@ func TestClientService(t *testing.T) {
 		svc.Annotations["lb.example.com/internal"] != "true" {
 		t.Errorf("client service %+v", svc)
 	}
-	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 9000 || svc.Spec.Ports[0].TargetPort.StrVal != "http" {
-		t.Errorf("ports %+v", svc.Spec.Ports)
+	if got := portsOf(svc); !slices.Equal(got, []string{"http 9000→http", "kafka 19092→kafka", "kafka-gateway 9095→kafka-gateway"}) {
+		t.Errorf("ports %v", got)
+	}
+	if got := KafkaBootstrap(c); got != "kairo.data.svc:19092" {
+		t.Errorf("Kafka bootstrap %q", got)
 	}
 
 	// The node port Kubernetes allocated survives an update; a ClusterIP

@@ -34,7 +34,9 @@ func (b *ClientServiceBuilder) Build() (client.Object, error) {
 		Name: ClientServiceName(b.Cluster), Namespace: b.Cluster.Namespace}}, nil
 }
 
-// Update sets the type, port, annotations and selector from spec.service.
+// Update sets the type, ports, annotations and selector from spec.service:
+// the HTTP API, the Kafka listener (a bootstrap address: Kafka clients then
+// reach each broker through the headless Service) and the Kafka gateway.
 func (b *ClientServiceBuilder) Update(obj client.Object) error {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
@@ -47,9 +49,15 @@ func (b *ClientServiceBuilder) Update(obj client.Object) error {
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
 	}
 	svc.Spec.Selector = SelectorLabels(b.Cluster)
-	svc.Spec.Ports = []corev1.ServicePort{servicePort(svc, HTTPPortName, ServicePort(b.Cluster))}
+	svc.Spec.Ports = []corev1.ServicePort{
+		servicePort(svc, HTTPPortName, ServicePort(b.Cluster)),
+		servicePort(svc, KafkaPortName, KafkaServicePort(b.Cluster)),
+		servicePort(svc, KafkaGatewayPortName, KafkaGatewayServicePort(b.Cluster)),
+	}
 	if svc.Spec.Type == corev1.ServiceTypeClusterIP {
-		svc.Spec.Ports[0].NodePort = 0
+		for i := range svc.Spec.Ports {
+			svc.Spec.Ports[i].NodePort = 0
+		}
 	}
 	return b.own(svc)
 }

@@ -28,7 +28,8 @@ import (
 // HeadlessServiceBuilder builds the Service that gives every broker a
 // stable DNS name, <pod>.<cluster>-headless.<namespace>.svc, which brokers
 // advertise and dial each other at: the metadata quorum's voters on the
-// raft port, every broker on the peer port.
+// raft port, every broker on the peer port; Kafka clients reach each
+// broker there on the Kafka port, as Kafka's Metadata names it.
 type HeadlessServiceBuilder struct{ *Builder }
 
 // Build returns a headless Service (clusterIP None cannot change later).
@@ -54,6 +55,7 @@ func (b *HeadlessServiceBuilder) Update(obj client.Object) error {
 		servicePort(svc, HTTPPortName, HTTPPort),
 		servicePort(svc, RaftPortName, RaftPort),
 		servicePort(svc, PeerPortName, PeerPort),
+		servicePort(svc, KafkaPortName, KafkaPort),
 	}
 	return b.own(svc)
 }

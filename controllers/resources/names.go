@@ -63,8 +63,14 @@ const (
 	HTTPPortName  = "http"
 	RaftPortName  = "raft"
 	PeerPortName  = "peer"
-	HTTPPort      = 8080
-	RaftPort      = 9093
+	// KafkaPortName and KafkaGatewayPortName are the Kafka listener and
+	// the Kafka gateway.
+	KafkaPortName        = "kafka"
+	KafkaGatewayPortName = "kafka-gateway"
+	HTTPPort             = 8080
+	KafkaPort            = 9092
+	KafkaGatewayPort     = 9095
+	RaftPort             = 9093
 	// PeerPort is the broker's peer listener: calls from other brokers
 	// only, each carrying the cluster secret.
 	PeerPort       = 9094
@@ -137,6 +143,29 @@ func PeerHost(c *kairov1alpha1.KairoCluster, id int32) string {
 // ClientEndpoint is host:port of the client Service inside the cluster.
 func ClientEndpoint(c *kairov1alpha1.KairoCluster) string {
 	return fmt.Sprintf("%s.%s.svc:%d", ClientServiceName(c), c.Namespace, ServicePort(c))
+}
+
+// KafkaBootstrap is host:port of the client Service's Kafka port inside
+// the cluster.
+func KafkaBootstrap(c *kairov1alpha1.KairoCluster) string {
+	return fmt.Sprintf("%s.%s.svc:%d", ClientServiceName(c), c.Namespace, KafkaServicePort(c))
+}
+
+// KafkaServicePort is the client Service's Kafka port.
+func KafkaServicePort(c *kairov1alpha1.KairoCluster) int32 {
+	if c.Spec.Service.KafkaPort != 0 {
+		return c.Spec.Service.KafkaPort
+	}
+	return KafkaPort
+}
+
+// KafkaGatewayServicePort is the client Service's Kafka gateway port, and
+// the localhost port a gateway advertises.
+func KafkaGatewayServicePort(c *kairov1alpha1.KairoCluster) int32 {
+	if c.Spec.Service.KafkaGatewayPort != 0 {
+		return c.Spec.Service.KafkaGatewayPort
+	}
+	return KafkaGatewayPort
 }
 
 // ServicePort is the client Service's port.

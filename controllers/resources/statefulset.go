@@ -200,8 +200,14 @@ func (b *Builder) container() corev1.Container {
 		fmt.Sprintf("--listen=:%d", HTTPPort),
 		fmt.Sprintf("--raft-listen=:%d", RaftPort),
 		fmt.Sprintf("--peer-listen=:%d", PeerPort),
+		fmt.Sprintf("--kafka-listen=:%d", KafkaPort),
+		fmt.Sprintf("--kafka-gateway-listen=:%d", KafkaGatewayPort),
 		fmt.Sprintf("--advertised-address=$(POD_NAME).%s.$(POD_NAMESPACE).svc:%d", HeadlessServiceName(b.Cluster), HTTPPort),
 		fmt.Sprintf("--peer-advertised-address=$(POD_NAME).%s.$(POD_NAMESPACE).svc:%d", HeadlessServiceName(b.Cluster), PeerPort),
+		fmt.Sprintf("--kafka-advertised-address=$(POD_NAME).%s.$(POD_NAMESPACE).svc:%d", HeadlessServiceName(b.Cluster), KafkaPort),
+		// The gateway names itself as every partition's leader at the
+		// address kubectl port-forward svc/<cluster> <port> exposes.
+		fmt.Sprintf("--kafka-gateway-advertised-address=localhost:%d", KafkaGatewayServicePort(b.Cluster)),
 		"--peer-secret-file=" + PeerSecretFile,
 		"--initial-voters=" + b.InitialVoters(),
 	}
@@ -235,6 +241,8 @@ func (b *Builder) container() corev1.Container {
 			{Name: HTTPPortName, ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
 			{Name: RaftPortName, ContainerPort: RaftPort, Protocol: corev1.ProtocolTCP},
 			{Name: PeerPortName, ContainerPort: PeerPort, Protocol: corev1.ProtocolTCP},
+			{Name: KafkaPortName, ContainerPort: KafkaPort, Protocol: corev1.ProtocolTCP},
+			{Name: KafkaGatewayPortName, ContainerPort: KafkaGatewayPort, Protocol: corev1.ProtocolTCP},
 		},
 		Resources: b.Cluster.Spec.Resources,
 		// A broker recovering its logs after a crash answers /health only

@@ -92,8 +92,12 @@ func TestStatefulSetShape(t *testing.T) {
 		"--listen=:8080",
 		"--raft-listen=:9093",
 		"--peer-listen=:9094",
+		"--kafka-listen=:9092",
+		"--kafka-gateway-listen=:9095",
 		"--advertised-address=$(POD_NAME).kairo-headless.$(POD_NAMESPACE).svc:8080",
 		"--peer-advertised-address=$(POD_NAME).kairo-headless.$(POD_NAMESPACE).svc:9094",
+		"--kafka-advertised-address=$(POD_NAME).kairo-headless.$(POD_NAMESPACE).svc:9092",
+		"--kafka-gateway-advertised-address=localhost:9095",
 		"--peer-secret-file=/etc/kairolog-peer/secret",
 		"--initial-voters=0@kairo-0.kairo-headless.data.svc:9093,1@kairo-1.kairo-headless.data.svc:9093,2@kairo-2.kairo-headless.data.svc:9093",
 	}
@@ -118,7 +122,7 @@ func TestStatefulSetShape(t *testing.T) {
 	for _, p := range ctr.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
-	if !reflect.DeepEqual(ports, map[string]int32{"http": 8080, "raft": 9093, "peer": 9094}) {
+	if !reflect.DeepEqual(ports, map[string]int32{"http": 8080, "raft": 9093, "peer": 9094, "kafka": 9092, "kafka-gateway": 9095}) {
 		t.Errorf("ports %v", ports)
 	}
 	if ctr.LivenessProbe == nil || ctr.LivenessProbe.HTTPGet.Path != "/health" || ctr.LivenessProbe.HTTPGet.Port.StrVal != "http" {

@@ -227,7 +227,8 @@ var chartCases = []chartCase{
 					t.Errorf("%s: helm.sh/resource-policy %q, want keep", describe(crd), got)
 				}
 			}
-			for _, want := range []string{"kind: KairoCluster", "kind: Topic", "kind: ConsumerGroup", "watching every namespace", "rollout status deployment/kairolog-operator"} {
+			for _, want := range []string{"kind: KairoCluster", "kind: Topic", "kind: ConsumerGroup", "watching every namespace", "rollout status deployment/kairolog-operator",
+				"kubectl port-forward svc/kairo 9095:9095", "kcat -b localhost:9095 -L"} {
 				if !strings.Contains(r.notes, want) {
 					t.Errorf("NOTES.txt lacks %q:\n%s", want, r.notes)
 				}
