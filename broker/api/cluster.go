@@ -46,3 +46,46 @@ type BlockingPartition struct {
 	ISR               []int32 `json:"isr"`
 	MinInsyncReplicas int     `json:"min_insync_replicas"`
 }
+
+// Topology is the cluster as this broker's metadata has it, asking no
+// other broker: what a client needs to route requests (Kafka's Metadata).
+type Topology struct {
+	ClusterID    string           `json:"cluster_id"`
+	ControllerID int32            `json:"controller_id"`
+	Brokers      []BrokerEndpoint `json:"brokers"`
+	Topics       []TopicPlacement `json:"topics"`
+}
+
+// BrokerEndpoint is a broker and where clients reach it.
+type BrokerEndpoint struct {
+	ID int32 `json:"id"`
+	// KafkaAddress is the broker's advertised Kafka listener, "" when it
+	// has none.
+	KafkaAddress string `json:"kafka_address"`
+	Rack         string `json:"rack"`
+	// Fenced brokers lead nothing and are left out of clients' routing.
+	Fenced bool `json:"fenced"`
+}
+
+// TopicPlacement is a topic and where its partitions are.
+type TopicPlacement struct {
+	Name       string               `json:"name"`
+	TopicID    string               `json:"topic_id"`
+	Internal   bool                 `json:"internal"`
+	Partitions []PartitionPlacement `json:"partitions"`
+}
+
+// PartitionPlacement is one partition's leader (NoLeader when it has none),
+// leader epoch, replicas and in-sync replicas.
+type PartitionPlacement struct {
+	Partition   int32   `json:"partition"`
+	Leader      int32   `json:"leader"`
+	LeaderEpoch int32   `json:"leader_epoch"`
+	Replicas    []int32 `json:"replicas"`
+	ISR         []int32 `json:"isr"`
+	// Offline are replicas on fenced brokers.
+	Offline []int32 `json:"offline,omitempty"`
+}
+
+// NoLeader is a partition's Leader while it has none.
+const NoLeader int32 = -1

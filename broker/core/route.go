@@ -22,6 +22,26 @@ import (
 // on here over the peer transport.
 func IsForwarded(ctx context.Context) bool { return peer.IsForwarded(ctx) }
 
+type localKey struct{}
+
+// Local marks ctx for a request that this broker answers itself or
+// refuses, never passing it on: one for a partition it does not lead is
+// NOT_LEADER naming the leader it knows (api.Error's Leader and
+// LeaderEpoch). A client that routes by metadata (Kafka's) wants that
+// answer, which makes it refresh its metadata, rather than a hop through
+// this broker.
+func Local(ctx context.Context) context.Context { return context.WithValue(ctx, localKey{}, true) }
+
+func isLocal(ctx context.Context) bool { v, _ := ctx.Value(localKey{}).(bool); return v }
+
+// notLeader is the NOT_LEADER answer of a Local request for a partition
+// broker leader leads in epoch.
+func notLeader(topic string, p, leader, epoch int32) error {
+	e := api.Errorf(api.CodeNotLeader, "broker %d leads %s-%d", leader, topic, p)
+	e.Leader, e.LeaderEpoch = &leader, &epoch
+	return e
+}
+
 // forwarderEpoch is the leader epoch the forwarding broker saw for the
 // partition a forwarded request is about (for a group request, the
 // group's __consumer_offsets partition), if it sent one.
@@ -130,6 +150,10 @@ func (b *Broker) PeerHandler() http.Handler {
 	peer.Handle(m, opPartitions, b.servePartitions)
 	peer.Handle(m, opProduce, served(b, b.serveProduce))
 	peer.Handle(m, opFetch, served(b, b.serveFetch))
+	peer.Handle(m, opProduceBatch, served(b, b.serveProduceBatch))
+	peer.Handle(m, opFetchBatches, served(b, b.serveFetchBatches))
+	peer.Handle(m, opListOffset, served(b, b.ListOffset))
+	peer.Handle(m, opEpochEndOffset, served(b, b.EpochEndOffset))
 	peer.Handle(m, opListGroups, served(b, func(ctx context.Context, _ struct{}) (api.GroupList, error) {
 		return b.ListGroups(ctx)
 	}))

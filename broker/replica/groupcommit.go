@@ -104,11 +104,7 @@ func (p *partition) writeGroup(group []*appendRequest) {
 	epoch := p.state.LeaderEpoch
 	p.mu.Unlock()
 
-	sets := make([]storage.RecordSet, len(group))
-	for i, r := range group {
-		sets[i] = storage.RecordSet{Records: r.batch.Records, Options: r.batch.Options}
-	}
-	results, errs := p.log.AppendMany(sets, epoch)
+	results, errs := p.appendInOrder(group, epoch)
 	var bytesIn, recordsIn int64
 	for i, r := range group {
 		r.epoch = epoch
@@ -120,10 +116,13 @@ func (p *partition) writeGroup(group []*appendRequest) {
 		if r.res.Duplicate {
 			continue // a producer's retry: nothing was written
 		}
+		if r.batch.Encoded != nil {
+			bytesIn += int64(len(r.batch.Encoded))
+		}
 		for _, rec := range r.batch.Records {
 			bytesIn += int64(len(rec.Key) + len(rec.Value))
 		}
-		recordsIn += int64(len(r.batch.Records))
+		recordsIn += r.res.LastOffset - r.res.BaseOffset + 1
 	}
 	p.stats.bytesIn.Add(bytesIn)
 	p.stats.recordsIn.Add(recordsIn)
@@ -132,4 +131,29 @@ func (p *partition) writeGroup(group []*appendRequest) {
 	p.notifySessionsLocked()
 	p.maybeAdvanceHWLocked()
 	p.mu.Unlock()
+}
+
+// appendInOrder writes the group's batches in queue order: each run of
+// record sets in one AppendMany, each batch a Kafka producer encoded with
+// AppendBatch, which stores it as it came.
+func (p *partition) appendInOrder(group []*appendRequest, epoch int32) ([]storage.AppendResult, []error) {
+	results := make([]storage.AppendResult, len(group))
+	errs := make([]error, len(group))
+	for i := 0; i < len(group); {
+		if group[i].batch.Encoded != nil {
+			results[i], errs[i] = p.log.AppendBatch(group[i].batch.Encoded, epoch)
+			i++
+			continue
+		}
+		j := i
+		var sets []storage.RecordSet
+		for ; j < len(group) && group[j].batch.Encoded == nil; j++ {
+			sets = append(sets, storage.RecordSet{Records: group[j].batch.Records, Options: group[j].batch.Options})
+		}
+		res, es := p.log.AppendMany(sets, epoch)
+		copy(results[i:j], res)
+		copy(errs[i:j], es)
+		i = j
+	}
+	return results, errs
 }
