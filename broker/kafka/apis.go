@@ -13,15 +13,15 @@ import (
 // wrong is an error code in the reply, as the protocol has it.
 type handler func(s *Server, ctx context.Context, req *request) kmsg.Response
 
-// api is one API this listener serves: its key, the versions it serves and
+// served is one API this listener serves: its key, the versions it serves and
 // its handler.
-type api struct {
+type served struct {
 	key, min, max int16
 	handle        handler
 }
 
 // apis are the served APIs by key; each API's file registers itself.
-var apis = map[int16]api{}
+var apis = map[int16]served{}
 
 // register adds an API with the versions it serves. It runs in init
 // functions, so a bad range is a programming error.
@@ -32,11 +32,11 @@ func register(key, minVersion, maxVersion int16, h handler) {
 	if kmax := kmsg.RequestForKey(key).MaxVersion(); maxVersion > kmax {
 		panic(fmt.Sprintf("kafka: API %d registered up to v%d, kmsg decodes up to v%d", key, maxVersion, kmax))
 	}
-	apis[key] = api{key: key, min: minVersion, max: maxVersion, handle: h}
+	apis[key] = served{key: key, min: minVersion, max: maxVersion, handle: h}
 }
 
 // serves reports whether this listener answers key at version.
-func serves(key, version int16) (api, bool) {
+func serves(key, version int16) (served, bool) {
 	a, ok := apis[key]
 	return a, ok && version >= a.min && version <= a.max
 }

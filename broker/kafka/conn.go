@@ -148,7 +148,11 @@ func (c *conn) decode(ctx context.Context, frame []byte, acct *memory.Account) (
 			return nil, fmt.Errorf("%w: header tags: %v", errFrame, err)
 		}
 	}
-	if err := acct.ChargeWait(ctx, c.s.opts.Memory, decodeCharge(req.key, len(rd.Src))); err != nil {
+	charge := decodeCharge(req.key, len(rd.Src))
+	if req.key == 0 {
+		charge = produceCharge(req.version, rd.Src)
+	}
+	if err := acct.ChargeWait(ctx, c.s.opts.Memory, charge); err != nil {
 		return nil, err
 	}
 	if err := body.ReadFrom(rd.Src); err != nil {
@@ -164,6 +168,10 @@ func (c *conn) answer(ctx context.Context, req *request) error {
 	defer req.account.Release()
 	var resp kmsg.Response
 	if a, ok := serves(req.key, req.version); ok && req.body != nil {
+		ctx = memory.WithAccount(ctx, req.account)
+		if c.s.opts.RequestContext != nil {
+			ctx = c.s.opts.RequestContext(ctx)
+		}
 		resp = a.handle(c.s, ctx, req)
 	} else {
 		resp = unsupportedReply()

@@ -35,10 +35,38 @@ func TestDecodeStaysWithinItsBound(t *testing.T) {
 					allocated = got
 				}
 			}
-			if bound := decodeCharge(key, len(frame)); allocated > bound {
+			bound := decodeCharge(key, len(frame))
+			if key == 0 {
+				bound = produceCharge(v, frame)
+			}
+			if allocated > bound {
 				t.Errorf("%s v%d: a %d-byte frame allocated %d bytes, bound %d",
 					kmsg.NameForKey(key), v, len(frame), allocated, bound)
 			}
+		}
+	}
+}
+
+// TestProduceChargeIsExact: a large produce of one partition is charged
+// for its few structs, not per byte, and a produce of many empty topics for
+// every one of them.
+func TestProduceChargeIsExact(t *testing.T) {
+	for v := int16(3); v <= 13; v++ {
+		req := kmsg.NewPtrProduceRequest()
+		req.Version, req.Acks, req.TimeoutMillis = v, -1, 1000
+		topic := kmsg.NewProduceRequestTopic()
+		topic.Topic = "orders"
+		part := kmsg.NewProduceRequestTopicPartition()
+		part.Records = make([]byte, 1<<20)
+		topic.Partitions = append(topic.Partitions, part)
+		req.Topics = append(req.Topics, topic)
+		if got := produceCharge(v, req.AppendTo(nil)); got > decodeBase+1024 {
+			t.Errorf("v%d: a 1 MiB produce of one partition charged %d bytes", v, got)
+		}
+		req.Topics = make([]kmsg.ProduceRequestTopic, 10000)
+		n, err := produceElements(v, req.AppendTo(nil))
+		if err != nil || n.topics != 10000 {
+			t.Errorf("v%d: %d topics counted (%v), want 10000", v, n.topics, err)
 		}
 	}
 }

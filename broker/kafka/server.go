@@ -27,6 +27,17 @@ const (
 // Options configure a Server.
 type Options struct {
 	Logger *slog.Logger
+	// Core answers every request but ApiVersions.
+	Core Core
+	// Mode says which listener this is: the Kafka listener or the gateway.
+	Mode Mode
+	// Advertised is where clients reach this listener; the gateway's
+	// Metadata names it as the one broker.
+	Advertised string
+	// RequestContext, when set, derives every request's context: the
+	// Kafka listener marks its requests for the core to answer locally
+	// (core.Local), the gateway leaves them to be passed on.
+	RequestContext func(context.Context) context.Context
 	// NodeID is this broker's id, and ClusterID returns the cluster's id
 	// once the metadata has it: the identity ApiVersions v5 checks a
 	// client's expectation against.

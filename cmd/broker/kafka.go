@@ -122,11 +122,13 @@ type kafkaServers struct {
 
 func newKafkaServers(log *slog.Logger, b *core.Broker, cfg config.Config, l kafkaListeners) kafkaServers {
 	s := cfg.Settings
-	opts := kafka.Options{Logger: log, NodeID: b.ID(), ClusterID: b.ClusterID, Memory: b.Memory().Requests,
+	opts := kafka.Options{Logger: log, Core: b, NodeID: b.ID(), ClusterID: b.ClusterID, Memory: b.Memory().Requests,
 		MaxRequestBytes: s.SocketRequestMaxBytes, IdleTimeout: s.ConnectionsMaxIdle, IOTimeout: s.ClientIOTimeout}
 	gw := opts
 	gw.Logger = log.With("listener", "kafka-gateway")
+	gw.Mode, gw.Advertised = kafka.Gateway, l.gatewayAdvertised
 	opts.Logger = log.With("listener", "kafka")
+	opts.Mode, opts.Advertised, opts.RequestContext = kafka.Direct, cfg.KafkaAdvertise, core.Local
 	return kafkaServers{kafka: kafka.New(opts), gateway: kafka.New(gw)}
 }
 

@@ -1,0 +1,45 @@
+package kafka
+
+import (
+	"context"
+
+	"github.com/kairolog/kairolog/broker/api"
+)
+
+// Core is what the Kafka listener asks of the broker core, in the core's
+// own vocabulary (broker/api); the broker's core implements it. Requests
+// for partitions this broker does not lead, or groups it does not
+// coordinate, are the core's to route: on the Kafka listener the context
+// says to answer them NOT_LEADER (Kafka clients route by Metadata), on the
+// gateway the core passes them on to the owner over the peer transport.
+type Core interface {
+	ID() int32
+	ClusterID() string
+
+	// Topology is the metadata as this broker has it.
+	Topology(ctx context.Context) (api.Topology, error)
+	// AutoCreateTopic creates a topic a client named before producing to
+	// it, when the broker's auto.create.topics.enable allows it
+	// (UNKNOWN_TOPIC otherwise).
+	AutoCreateTopic(ctx context.Context, name string) error
+
+	ProduceBatch(ctx context.Context, req api.ProduceBatchRequest) (api.ProduceBatchResult, error)
+	FetchBatches(ctx context.Context, req api.FetchBatchesRequest) (api.FetchBatchesResult, error)
+	ListOffset(ctx context.Context, req api.ListOffsetRequest) (api.ListOffsetResult, error)
+	EpochEndOffset(ctx context.Context, req api.EpochEndOffsetRequest) (api.EpochEndOffsetResult, error)
+}
+
+// Mode is which of a broker's two Kafka listeners a Server is.
+type Mode int
+
+const (
+	// Direct is the Kafka listener: Metadata names every broker at its
+	// advertised Kafka address, and a request for a partition this broker
+	// does not lead is answered NOT_LEADER_OR_FOLLOWER, as in Kafka.
+	Direct Mode = iota
+	// Gateway is the port-forward-friendly listener: Metadata names this
+	// broker, at the gateway's advertised address, as the leader of every
+	// partition and the coordinator of every group, and the core passes
+	// each request on to the broker that owns it.
+	Gateway
+)
