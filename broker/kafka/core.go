@@ -27,6 +27,14 @@ type Core interface {
 	FetchBatches(ctx context.Context, req api.FetchBatchesRequest) (api.FetchBatchesResult, error)
 	ListOffset(ctx context.Context, req api.ListOffsetRequest) (api.ListOffsetResult, error)
 	EpochEndOffset(ctx context.Context, req api.EpochEndOffsetRequest) (api.EpochEndOffsetResult, error)
+
+	// Topic administration, through the controller.
+	CreateTopic(ctx context.Context, spec api.CreateTopicRequest) (*api.CreateTopicResult, error)
+	DeleteTopic(ctx context.Context, name string) error
+	AddPartitions(ctx context.Context, name string, partitions int32) error
+
+	// NewProducer gives an idempotent producer a new id, epoch 0.
+	NewProducer(ctx context.Context) (api.Producer, error)
 }
 
 // Mode is which of a broker's two Kafka listeners a Server is.

@@ -1,0 +1,128 @@
+package kafka
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kairolog/kairolog/broker/api"
+)
+
+// TestTopicAdministration: kadm creates, grows and deletes topics on three
+// brokers, through the Kafka listener and through the gateway; the HTTP
+// API sees each change, and what cannot be done is answered with Kafka's
+// error codes.
+func TestTopicAdministration(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	for name, seeds := range map[string][]string{"kafka": c.KafkaAddresses(), "gateway": {c.GatewayAddress(2)}} {
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t, 60*time.Second)
+			adm := kadm.NewClient(newClient(t, seeds))
+			topic := "admin-" + name
+
+			created, err := adm.CreateTopic(ctx, 2, 3, map[string]*string{"retention.ms": kadmString("3600000")}, topic)
+			if err != nil || created.Err != nil {
+				t.Fatalf("create: %v %v", err, created.Err)
+			}
+			if created.ID == (kadm.TopicID{}) || created.NumPartitions != 2 || created.ReplicationFactor != 3 {
+				t.Fatalf("create answered %+v", created)
+			}
+			// Broker 1 learns of the topic from the metadata log, maybe a
+			// moment after the controller answered.
+			desc, err := c.Client(1).DescribeTopic(ctx, topic)
+			for api.IsCode(err, api.CodeUnknownTopic) && ctx.Err() == nil {
+				time.Sleep(50 * time.Millisecond)
+				desc, err = c.Client(1).DescribeTopic(ctx, topic)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if desc.PartitionCount != 2 || desc.ReplicationFactor != 3 || desc.Config["retention.ms"] != "3600000" ||
+				desc.TopicID != uuid.UUID(created.ID).String() {
+				t.Fatalf("HTTP describes %+v, Kafka created %+v", desc, created)
+			}
+
+			// kadm's CreateTopic returns the topic's error as its own too.
+			again, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
+			if !errors.Is(again.Err, kerr.TopicAlreadyExists) {
+				t.Fatalf("create again: %v %v", err, again.Err)
+			}
+			tooMany, err := adm.CreateTopic(ctx, 1, 4, nil, topic+"-rf4")
+			if !errors.Is(tooMany.Err, kerr.InvalidReplicationFactor) {
+				t.Fatalf("create at RF 4 on 3 brokers: %v %v", err, tooMany.Err)
+			}
+
+			grown, err := adm.UpdatePartitions(ctx, 5, topic)
+			if err != nil || grown.Error() != nil {
+				t.Fatalf("grow to 5: %v %v", err, grown.Error())
+			}
+			desc, err = c.Client(0).DescribeTopic(ctx, topic)
+			for err == nil && desc.PartitionCount != 5 && ctx.Err() == nil {
+				time.Sleep(50 * time.Millisecond)
+				desc, err = c.Client(0).DescribeTopic(ctx, topic)
+			}
+			if err != nil || desc.PartitionCount != 5 {
+				t.Fatalf("after growing, HTTP describes %+v (%v)", desc, err)
+			}
+			shrunk, err := adm.UpdatePartitions(ctx, 3, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, _ := shrunk.On(topic, nil); r.Err != kerr.InvalidPartitions {
+				t.Fatalf("shrink to 3: %v", r.Err)
+			}
+
+			deleted, err := adm.DeleteTopics(ctx, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, _ := deleted.On(topic, nil); r.Err != nil {
+				t.Fatalf("delete: %v", r.Err)
+			}
+			_, err = c.Client(2).DescribeTopic(ctx, topic)
+			for err == nil && ctx.Err() == nil {
+				time.Sleep(50 * time.Millisecond)
+				_, err = c.Client(2).DescribeTopic(ctx, topic)
+			}
+			if !api.IsCode(err, api.CodeUnknownTopic) {
+				t.Fatalf("the HTTP API describes the deleted topic: %v", err)
+			}
+			deleted, err = adm.DeleteTopics(ctx, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, _ := deleted.On(topic, nil); r.Err != kerr.UnknownTopicOrPartition {
+				t.Fatalf("delete again: %v", r.Err)
+			}
+		})
+	}
+}
+
+// TestIdempotentProducerGetsAnID: kgo's default producer is idempotent;
+// it asks InitProducerId for an id and gets a fresh one per client.
+func TestIdempotentProducerGetsAnID(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	ctx := testContext(t, 60*time.Second)
+	if _, err := c.Client(0).CreateTopic(ctx, api.CreateTopicRequest{Name: "idempotent", Partitions: 1, ReplicationFactor: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[int64]bool{}
+	for i := 0; i < 2; i++ {
+		cl := newClient(t, c.KafkaAddresses(), kgo.DefaultProduceTopic("idempotent"))
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		id, epoch, err := cl.ProducerID(ctx)
+		if err != nil || id < 0 || epoch != 0 || ids[id] {
+			t.Fatalf("producer %d: id %d epoch %d (%v); ids so far %v", i, id, epoch, err, ids)
+		}
+		ids[id] = true
+	}
+}
+
+func kadmString(s string) *string { return &s }
