@@ -69,6 +69,10 @@ func (s *Server) fetch(ctx context.Context, req *request) kmsg.Response {
 			p.Partition = freq.Partitions[k].Partition
 			k++
 			p.HighWatermark, p.LastStableOffset, p.LogStartOffset = -1, -1, -1
+			// Records are never null, even empty or beside an error, as
+			// Kafka sends them: librdkafka fails a fetch whose records'
+			// size is -1.
+			p.RecordBatches = []byte{}
 			if fp.Err != nil {
 				p.ErrorCode = topicErrorCode(fp.Err, r.Version >= 13)
 				if fp.Err.Code == api.CodeOffsetOutOfRange && fp.Err.HighWatermark != nil {
@@ -82,7 +86,9 @@ func (s *Server) fetch(ctx context.Context, req *request) kmsg.Response {
 				// Without transactions every record below the high
 				// watermark is stable.
 				p.HighWatermark, p.LastStableOffset, p.LogStartOffset = fp.HighWatermark, fp.HighWatermark, fp.LogStartOffset
-				p.RecordBatches = fp.Batches
+				if fp.Batches != nil {
+					p.RecordBatches = fp.Batches
+				}
 			}
 			t.Partitions = append(t.Partitions, p)
 		}
