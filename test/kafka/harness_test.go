@@ -13,7 +13,7 @@ import (
 
 // startCluster starts n broker processes with props and waits until every
 // one is ready. Their logs go to the test's output when it fails.
-func startCluster(t *testing.T, n int, props map[string]string) *brokertest.Cluster {
+func startCluster(t testing.TB, n int, props map[string]string) *brokertest.Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts broker processes")
