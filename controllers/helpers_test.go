@@ -161,8 +161,9 @@ func expectEvent(namespace, name, reason string) eventsv1.Event {
 
 // freeAddr is a loopback address that was free a moment ago; another
 // process may take it before the caller binds it. The suites use it for
-// the raft addresses of the brokers they start and for endpoints that must
-// stay closed.
+// endpoints that must stay closed and for the raft address of a broker
+// process, which must bind it itself; the in-process brokers hold theirs
+// (startBrokers).
 func freeAddr() string {
 	GinkgoHelper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

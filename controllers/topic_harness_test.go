@@ -139,9 +139,14 @@ func testBrokerSettings() config.Settings {
 func startBrokers(n int) []*testBroker {
 	GinkgoHelper()
 	var voters []cluster.Voter
+	// The raft listeners stay bound until each broker takes its own, so
+	// no other socket can take a port the voters were told about.
+	raftLns := make([]net.Listener, n)
 	raft := make([]string, n)
 	for i := range n {
-		raft[i] = freeAddr()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		raftLns[i], raft[i] = l, l.Addr().String()
 		if n > 1 {
 			voters = append(voters, cluster.Voter{ID: i, Address: raft[i]})
 		}
@@ -167,11 +172,12 @@ func startBrokers(n int) []*testBroker {
 			s := testBrokerSettings()
 			tb.b, errs[i] = core.New(config.Config{ID: int32(i), DataDir: dir, HTTPAdvertise: tb.host,
 				PeerAdvertise: peerLn.Addr().String(), PeerSecret: secret,
-				RaftListen: raft[i], InitialVoters: voters, Settings: s, Logger: quiet,
+				RaftListen: raft[i], RaftListener: raftLns[i], InitialVoters: voters, Settings: s, Logger: quiet,
 				RaftLogOutput: io.Discard, RaftLogLevel: "off"})
 			if errs[i] != nil {
 				ln.Close()
 				peerLn.Close()
+				raftLns[i].Close()
 				return
 			}
 			public := httpapi.New(tb.b, httpapi.Options{Logger: quiet, MaxBodyBytes: s.MaxRequestBytes})
