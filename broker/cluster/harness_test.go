@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // testBroker is one in-process broker: its peer listener (serving only
@@ -40,58 +39,6 @@ type testCluster struct {
 	syncer  context.CancelFunc
 }
 
-// freeAddr reserves a free loopback port and returns its address. The
-// port stays bound (held in ports) until start hands it to a broker, so no
-// other socket can take it in between.
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ports.mu.Lock()
-	ports.held[addr] = ln
-	ports.mu.Unlock()
-	t.Cleanup(func() {
-		if ln := ports.take(addr); ln != nil {
-			ln.Close()
-		}
-	})
-	return addr
-}
-
-// ports holds the listeners of reserved ports until a broker takes them.
-var ports = &heldPorts{held: map[string]net.Listener{}}
-
-type heldPorts struct {
-	mu   sync.Mutex
-	held map[string]net.Listener
-}
-
-func (p *heldPorts) take(addr string) net.Listener {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	ln := p.held[addr]
-	delete(p.held, addr)
-	return ln
-}
-
-// listen returns the held listener of addr, or binds addr again for a
-// restarted broker, retrying while the stopped one's socket lingers.
-func (p *heldPorts) listen(addr string) (net.Listener, error) {
-	if ln := p.take(addr); ln != nil {
-		return ln, nil
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ln, err := net.Listen("tcp", addr)
-		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
-			return ln, err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func raftLogOutput() io.Writer {
 	if os.Getenv("KAIRO_TEST_LOG") != "" {
 		return os.Stderr
@@ -110,7 +57,7 @@ func testLogger() *slog.Logger {
 func newTestCluster(t *testing.T, voters int) *testCluster {
 	c := &testCluster{t: t, brokers: map[int]*testBroker{}}
 	for id := range voters {
-		c.voters = append(c.voters, Voter{ID: id, Address: freeAddr(t)})
+		c.voters = append(c.voters, Voter{ID: id, Address: heldport.Reserve(t)})
 	}
 	t.Cleanup(c.stopAll)
 	return c
@@ -119,7 +66,7 @@ func newTestCluster(t *testing.T, voters int) *testCluster {
 // config returns the configuration of broker id (a non-voter when it is
 // not among the initial voters).
 func (c *testCluster) config(id int, rack string) Config {
-	raftAddr := freeAddr(c.t)
+	raftAddr := heldport.Reserve(c.t)
 	for _, v := range c.voters {
 		if v.ID == id {
 			raftAddr = v.Address
@@ -132,7 +79,7 @@ func (c *testCluster) config(id int, rack string) Config {
 		}
 	}
 	return Config{BrokerID: id, DataDir: c.t.TempDir(), RaftListen: raftAddr,
-		HTTPAdvertise: fmt.Sprintf("broker-%d.invalid:8080", id), PeerAdvertise: freeAddr(c.t), Peer: peer.NewClient(testSecret),
+		HTTPAdvertise: fmt.Sprintf("broker-%d.invalid:8080", id), PeerAdvertise: heldport.Reserve(c.t), Peer: peer.NewClient(testSecret),
 		Rack: rack, InitialVoters: c.voters, JoinAddresses: join,
 		Logger: testLogger(), RaftLogOutput: raftLogOutput(), RaftLogLevel: "warn"}
 }
@@ -141,11 +88,11 @@ func (c *testCluster) config(id int, rack string) Config {
 func (c *testCluster) start(cfg Config) *Node {
 	c.t.Helper()
 	tb := &testBroker{cfg: cfg}
-	ln, err := ports.listen(cfg.PeerAdvertise)
+	ln, err := heldport.Listen(cfg.PeerAdvertise)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if cfg.RaftListener, err = ports.listen(cfg.RaftListen); err != nil {
+	if cfg.RaftListener, err = heldport.Listen(cfg.RaftListen); err != nil {
 		c.t.Fatal(err)
 	}
 	tb.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/config"
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // testCluster is a cluster of in-process brokers whose addresses and data
@@ -52,9 +53,9 @@ func newTestCluster(t *testing.T, n, voters int, change func(*config.Settings)) 
 		change(&c.settings)
 	}
 	for i := range n {
-		c.rafts = append(c.rafts, freePort(t))
-		c.https = append(c.https, freePort(t))
-		c.peers = append(c.peers, freePort(t))
+		c.rafts = append(c.rafts, heldport.Reserve(t))
+		c.https = append(c.https, heldport.Reserve(t))
+		c.peers = append(c.peers, heldport.Reserve(t))
 		c.dirs = append(c.dirs, t.TempDir())
 		if i < voters {
 			c.voters = append(c.voters, cluster.Voter{ID: i, Address: c.rafts[i]})

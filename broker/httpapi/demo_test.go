@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"testing"
 	"time"
+
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // TestSeedDemoFlow runs the original broker's manual demo (steps 2–11) with
@@ -12,7 +14,7 @@ import (
 func TestSeedDemoFlow(t *testing.T) {
 	dir := t.TempDir()
 	clk := &clock{}
-	raft, httpAddr := freePort(t), freePort(t)
+	raft, httpAddr := heldport.Reserve(t), heldport.Reserve(t)
 	n := startSingle(t, nodeOptions{dataDir: dir, raft: raft, http: httpAddr, clock: clk})
 
 	// 2. Health.

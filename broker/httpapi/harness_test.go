@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/kairolog/kairolog/broker/core"
 	"github.com/kairolog/kairolog/broker/httpapi"
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // clock is a test clock for group membership: real time plus an offset the
@@ -74,68 +73,6 @@ type nodeOptions struct {
 // testSecret is the cluster secret of the test brokers.
 var testSecret = peer.GenerateSecret()
 
-// freePort reserves a free loopback port and returns its address. The
-// port stays bound (held in ports) until startNode hands it to a broker,
-// so nothing else — another broker's port, an outgoing connection — can
-// take it in between, as it could when the port was only picked here and
-// bound later.
-func freePort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	ports.hold(addr, l)
-	t.Cleanup(func() { ports.release(addr) })
-	return addr
-}
-
-// ports holds the listeners of reserved ports until a broker takes them.
-var ports = &heldPorts{held: map[string]net.Listener{}}
-
-type heldPorts struct {
-	mu   sync.Mutex
-	held map[string]net.Listener
-}
-
-func (p *heldPorts) hold(addr string, ln net.Listener) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.held[addr] = ln
-}
-
-// release closes a reservation nothing took.
-func (p *heldPorts) release(addr string) {
-	p.mu.Lock()
-	ln := p.held[addr]
-	delete(p.held, addr)
-	p.mu.Unlock()
-	if ln != nil {
-		ln.Close()
-	}
-}
-
-// listen returns the held listener of addr, or binds addr again: a broker
-// restarted on the addresses of one that stopped. The stopped broker's
-// sockets may linger briefly, so "address already in use" is retried.
-func (p *heldPorts) listen(addr string) (net.Listener, error) {
-	p.mu.Lock()
-	ln := p.held[addr]
-	delete(p.held, addr)
-	p.mu.Unlock()
-	if ln != nil {
-		return ln, nil
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ln, err := net.Listen("tcp", addr)
-		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
-			return ln, err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
 }
@@ -147,24 +84,24 @@ func startNode(t testing.TB, o nodeOptions) *node {
 		o.dataDir = t.TempDir()
 	}
 	if o.raft == "" {
-		o.raft = freePort(t)
+		o.raft = heldport.Reserve(t)
 	}
 	if o.http == "" {
-		o.http = freePort(t)
+		o.http = heldport.Reserve(t)
 	}
 	if o.peer == "" {
-		o.peer = freePort(t)
+		o.peer = heldport.Reserve(t)
 	}
-	ln, err := ports.listen(o.http)
+	ln, err := heldport.Listen(o.http)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peerLn, err := ports.listen(o.peer)
+	peerLn, err := heldport.Listen(o.peer)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
 	}
-	raftLn, err := ports.listen(o.raft)
+	raftLn, err := heldport.Listen(o.raft)
 	if err != nil {
 		ln.Close()
 		peerLn.Close()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // startCluster starts n voters and waits until every one is ready.
@@ -18,7 +19,7 @@ func startCluster(t *testing.T, n int) []*node {
 	var voters []cluster.Voter
 	rafts := make([]string, n)
 	for i := range rafts {
-		rafts[i] = freePort(t)
+		rafts[i] = heldport.Reserve(t)
 		voters = append(voters, cluster.Voter{ID: i, Address: rafts[i]})
 	}
 	nodes := make([]*node, n)
