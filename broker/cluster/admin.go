@@ -19,9 +19,16 @@ func (n *Node) CreateTopic(ctx context.Context, req CreateTopicRequest) (*metada
 	return opCreateTopic.call(n, ctx, req)
 }
 
-// DeleteTopic deletes a topic.
+// DeleteTopic deletes a topic. It names the topic by the ID this broker
+// knows it by, so that a delete retried after a controller failover
+// neither answers UNKNOWN_TOPIC for its own success nor deletes a topic
+// created again under the same name in between.
 func (n *Node) DeleteTopic(ctx context.Context, name string) error {
-	_, err := opDeleteTopic.call(n, ctx, TopicRequest{Name: name})
+	req := TopicRequest{Name: name}
+	if t := n.Image().Topic(name); t != nil {
+		req.ID = t.ID
+	}
+	_, err := opDeleteTopic.call(n, ctx, req)
 	return err
 }
 

@@ -20,9 +20,12 @@ type CreateTopicRequest struct {
 	Config            map[string]string `json:"config,omitempty"`
 }
 
-// TopicRequest names a topic.
+// TopicRequest names a topic. ID, when set, is the topic's ID as the
+// caller saw it: the request is about that topic and no other of the same
+// name (see deleteTopic).
 type TopicRequest struct {
 	Name string `json:"name"`
+	ID   string `json:"id,omitempty"`
 }
 
 // CreatePartitionsRequest raises a topic's partition count to Partitions.
@@ -111,11 +114,20 @@ func (n *Node) deleteTopic(ctx context.Context, req TopicRequest) (Empty, error)
 	if _, err := n.controller(); err != nil {
 		return Empty{}, err
 	}
-	if err := metadata.RefuseInternal(n.Image().Topic(req.Name), "deleted"); err != nil {
+	t := n.Image().Topic(req.Name)
+	if err := metadata.RefuseInternal(t, "deleted"); err != nil {
 		return Empty{}, err
 	}
-	if _, err := n.apply(ctx, metadata.Command{Type: metadata.CmdDeleteTopic, DeleteTopic: &metadata.DeleteTopic{Name: req.Name}}); err != nil {
-		return Empty{}, err
+	// A delete of a topic ID that is gone has been done: most likely by
+	// this very request, proposed by a controller that lost its leadership
+	// before it could answer and sent here again. A topic of the same name
+	// with another ID was created since and is not the one asked for.
+	gone := req.ID != "" && (t == nil || t.ID != req.ID)
+	if !gone {
+		cmd := &metadata.DeleteTopic{Name: req.Name, ID: req.ID}
+		if _, err := n.apply(ctx, metadata.Command{Type: metadata.CmdDeleteTopic, DeleteTopic: cmd}); err != nil {
+			return Empty{}, err
+		}
 	}
 	// Answered once no broker serves the topic any more (propagation.go).
 	return Empty{}, n.awaitEveryBroker(ctx, n.Image().Index)

@@ -48,6 +48,9 @@ func (img *Image) apply(c Command, index uint64) error {
 		if err := img.changeableTopic(c.DeleteTopic.Name, "deleted"); err != nil {
 			return err
 		}
+		if id := c.DeleteTopic.ID; id != "" && img.Topics[c.DeleteTopic.Name].ID != id {
+			return fmt.Errorf("%w: %q with id %s", ErrUnknownTopic, c.DeleteTopic.Name, id)
+		}
 		delete(img.Topics, c.DeleteTopic.Name)
 		return nil
 	case CmdCreatePartitions:

@@ -135,6 +135,23 @@ func TestDeleteTopicAndCreatePartitions(t *testing.T) {
 	b.expect(Command{Type: CmdDeleteTopic, DeleteTopic: &DeleteTopic{Name: "t"}}, ErrUnknownTopic)
 }
 
+// TestDeleteTopicByID: a delete that names the topic's ID deletes only that
+// topic; once the name belongs to a topic created again, it is refused and
+// the new topic stays.
+func TestDeleteTopicByID(t *testing.T) {
+	b := newBuilder(t).brokers("")
+	b.do(createTopic("t", []int{0}))
+	oldID := b.img.Topic("t").ID
+	b.do(Command{Type: CmdDeleteTopic, DeleteTopic: &DeleteTopic{Name: "t", ID: oldID}})
+	recreate := createTopic("t", []int{0})
+	recreate.CreateTopic.ID = oldID + "-again"
+	b.do(recreate)
+	b.expect(Command{Type: CmdDeleteTopic, DeleteTopic: &DeleteTopic{Name: "t", ID: oldID}}, ErrUnknownTopic)
+	if got := b.img.Topic("t"); got == nil || got.ID != oldID+"-again" {
+		t.Fatalf("after a delete of the old ID the topic is %+v", got)
+	}
+}
+
 func TestAlterConfig(t *testing.T) {
 	b := newBuilder(t).brokers("")
 	b.do(createTopic("t", []int{0}))

@@ -94,6 +94,10 @@ type CreateTopic struct {
 // DeleteTopic removes a topic.
 type DeleteTopic struct {
 	Name string `json:"name"`
+	// ID, when set, is the ID of the topic to delete: the command deletes
+	// nothing once the name belongs to another topic (or to none).
+	// Commands logged before topic IDs carry none.
+	ID string `json:"id,omitempty"`
 }
 
 // CreatePartitions appends partitions with the given placement.
