@@ -35,6 +35,18 @@ type Core interface {
 
 	// NewProducer gives an idempotent producer a new id, epoch 0.
 	NewProducer(ctx context.Context) (api.Producer, error)
+
+	// Consumer groups, on each group's coordinator.
+	GroupCoordinator(ctx context.Context, group string) (int32, error)
+	JoinGroup(ctx context.Context, req api.JoinGroupRequest) (api.JoinGroupResult, error)
+	SyncGroup(ctx context.Context, req api.MemberGeneration) (api.SyncGroupResult, error)
+	Heartbeat(ctx context.Context, req api.MemberGeneration) error
+	LeaveGroup(ctx context.Context, req api.LeaveGroupRequest) error
+	CommitOffsets(ctx context.Context, req api.CommitOffsetsRequest) error
+	Offsets(ctx context.Context, req api.OffsetsRequest) ([]api.OffsetCommit, error)
+	ListGroups(ctx context.Context) (api.GroupList, error)
+	DescribeGroup(ctx context.Context, req api.DescribeGroupRequest) (api.GroupDescription, error)
+	DeleteGroup(ctx context.Context, req api.DeleteGroupRequest) error
 }
 
 // Mode is which of a broker's two Kafka listeners a Server is.

@@ -34,9 +34,10 @@ func kcat(t *testing.T, ctx context.Context, stdin string, args ...string) strin
 }
 
 // TestKcat: kcat lists the cluster's metadata, produces lines and consumes
-// them back with their partitions and offsets, through the Kafka listener
-// of three brokers and through one broker's gateway; the HTTP API reads
-// the same records.
+// them back with their partitions and offsets, and again as a balanced
+// consumer of a group (-G) whose commits the HTTP API shows, through the
+// Kafka listener of three brokers and through one broker's gateway; the
+// HTTP API reads the same records.
 func TestKcat(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	for name, bootstrap := range map[string]string{"kafka": c.KafkaAddress(0), "gateway": c.GatewayAddress(1)} {
@@ -120,6 +121,26 @@ func TestKcat(t *testing.T) {
 			sort.Strings(lines)
 			if strings.Join(values, ",") != strings.Join(lines, ",") {
 				t.Fatalf("kcat consumed %v, produced %v", values, lines)
+			}
+
+			// -G: a balanced consumer in a group, which commits what it
+			// read when it leaves; the HTTP API shows the commits.
+			group := "kcat-group-" + name
+			out = kcat(t, ctx, "", "-b", bootstrap, "-G", group, "-o", "beginning", "-e", "-q",
+				"-f", "%s\n", topic)
+			if got := strings.Split(strings.TrimSpace(out), "\n"); len(got) != len(lines) {
+				t.Fatalf("kcat -G consumed %d lines, produced %d:\n%s", len(got), len(lines), out)
+			}
+			d, err := c.Client(1).DescribeGroup(ctx, group, topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var committed int64
+			for _, o := range d.Offsets {
+				committed += max(o.CommittedOffset, 0)
+			}
+			if committed != int64(len(lines)) || d.TotalLag != 0 {
+				t.Fatalf("after kcat -G, the group has committed %d of %d (lag %d): %+v", committed, len(lines), d.TotalLag, d.Offsets)
 			}
 		})
 	}
