@@ -31,20 +31,6 @@ type Client struct {
 	http      *http.Client
 	timeout   time.Duration
 	userAgent string
-	// header holds extra request headers (WithHeader).
-	header http.Header
-}
-
-// WithHeader returns a copy of c whose requests also carry the header
-// name: value (a broker proxying a request sets the peer transport's).
-func (c *Client) WithHeader(name, value string) *Client {
-	cp := *c
-	cp.header = c.header.Clone()
-	if cp.header == nil {
-		cp.header = http.Header{}
-	}
-	cp.header.Set(name, value)
-	return &cp
 }
 
 // Option configures a Client.
@@ -136,9 +122,6 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
-	for name, values := range c.header {
-		req.Header[name] = values
-	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("client: %s %s: %w", method, path, err)
