@@ -34,7 +34,7 @@ var importRules = []struct {
 	{
 		name:    "the operator and kairoctl reach brokers only over their APIs",
 		binds:   []string{"controllers/...", "cmd/manager", "cmd/kairoctl"},
-		allowed: []string{"broker/api", "broker/client", "broker/peer"},
+		allowed: []string{"broker/api", "broker/client", "broker/peer", "broker/tlsconf"},
 	},
 	{
 		name:      "the core speaks no wire format: it encodes neither JSON nor Kafka's protocol",

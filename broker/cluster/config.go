@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/broker/tlsconf"
 )
 
 // Default timeouts. Together they bound failover (the time from a broker
@@ -90,6 +91,8 @@ type Config struct {
 	// RaftAdvertise is the host:port peers dial for raft; it may be a DNS
 	// name. Defaults to RaftListen when that names a host.
 	RaftAdvertise string
+	// RaftTLS is the mutual TLS of the raft transport; nil is plain.
+	RaftTLS *tlsconf.Transport
 	// HTTPAdvertise is the host:port of this broker's client (HTTP)
 	// listener, as the metadata shows it to clients.
 	HTTPAdvertise string

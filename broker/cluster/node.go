@@ -106,7 +106,7 @@ func start(cfg Config) (*Node, error) {
 		}
 	}
 	n.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  &streamLayer{Listener: ln, advertise: advertisedAddr(cfg.RaftAdvertise)},
+		Stream:  &streamLayer{Listener: cfg.RaftTLS.Listener(ln), advertise: advertisedAddr(cfg.RaftAdvertise), tls: cfg.RaftTLS},
 		MaxPool: 3, Timeout: 5 * time.Second, Logger: rlog,
 	})
 	if n.hadState, err = raft.HasExistingState(n.store, n.store, snaps); err != nil {

@@ -1,18 +1,23 @@
 package cluster
 
 import (
+	"context"
 	"net"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/kairolog/kairolog/broker/tlsconf"
 )
 
 // streamLayer is raft's TCP stream layer with an advertised address that
 // may be a DNS name (a StatefulSet pod's stable name), which raft's own
-// TCP transport does not allow.
+// TCP transport does not allow, and mutual TLS between brokers when tls
+// is set: its Listener is then already wrapped by tls.Listener.
 type streamLayer struct {
 	net.Listener
 	advertise advertisedAddr
+	tls       *tlsconf.Transport
 }
 
 type advertisedAddr string
@@ -23,5 +28,10 @@ func (a advertisedAddr) String() string  { return string(a) }
 func (s *streamLayer) Addr() net.Addr { return s.advertise }
 
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout("tcp", string(address), timeout)
+	if s.tls.Plain() {
+		return net.DialTimeout("tcp", string(address), timeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.tls.DialContext(ctx, "tcp", string(address))
 }

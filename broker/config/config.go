@@ -15,6 +15,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/broker/tlsconf"
 )
 
 // Config configures a broker (broker/core). cmd/broker fills it from
@@ -43,6 +44,11 @@ type Config struct {
 	// broker can join it. Every broker of a larger cluster needs the same
 	// one.
 	PeerSecret peer.Secret
+	// PeerTLS is the mutual TLS between brokers, on the peer transport and
+	// the raft transport alike (--peer-tls with the --tls-* files); nil is
+	// plain. The cluster secret is checked over TLS too: a certificate
+	// alone, even a broker's of a trusted CA, admits nobody.
+	PeerTLS *tlsconf.Transport
 	// RaftListen is the raft transport's listen address (--raft-listen);
 	// RaftAdvertise the host:port peers dial (default: HTTPAdvertise's host
 	// with RaftListen's port).

@@ -76,7 +76,7 @@ func New(cfg config.Config) (*Broker, error) {
 		return nil, err
 	}
 	s := cfg.Settings
-	pc := peer.NewClient(cfg.PeerSecret)
+	pc := peer.NewClient(cfg.PeerSecret, peer.WithTLS(cfg.PeerTLS))
 	b := &Broker{cfg: cfg, settings: s, id: cfg.ID, log: cfg.Logger.With("broker", cfg.ID), now: cfg.Now,
 		peerClient: pc, memory: memory.NewBudget(s.QueuedMaxRequestBytes, s.QueuedMaxResponseBytes)}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
@@ -95,6 +95,7 @@ func New(cfg config.Config) (*Broker, error) {
 	}
 	node, err := cluster.Start(cluster.Config{
 		BrokerID: int(cfg.ID), DataDir: cfg.DataDir, RaftListen: cfg.RaftListen, RaftListener: cfg.RaftListener, RaftAdvertise: raftAdvertise,
+		RaftTLS:       cfg.PeerTLS,
 		HTTPAdvertise: cfg.HTTPAdvertise, PeerAdvertise: cfg.PeerAdvertise, KafkaAdvertise: cfg.KafkaAdvertise, Peer: pc,
 		Rack: cfg.Rack, InitialVoters: cfg.InitialVoters,
 		JoinAddresses:     cfg.BootstrapServers,

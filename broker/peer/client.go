@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/tlsconf"
 )
 
 // MaxReplyBytes bounds a reply a broker reads from a peer.
@@ -25,10 +26,28 @@ const MaxReplyBytes = 256 << 20
 type Client struct {
 	secret Secret
 	http   *http.Client
+	// scheme is https when calls go over TLS (WithTLS).
+	scheme string
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*clientOptions)
+
+type clientOptions struct{ tls *tlsconf.Transport }
+
+// WithTLS dials peers through t: mutual TLS with a broker certificate, or
+// in permissive mode plain with a broker that has no TLS yet. The cluster
+// secret is still sent on every call: it is the second factor.
+func WithTLS(t *tlsconf.Transport) ClientOption {
+	return func(o *clientOptions) { o.tls = t }
 }
 
 // NewClient is a Client that proves secret on every call.
-func NewClient(secret Secret) *Client {
+func NewClient(secret Secret, opts ...ClientOption) *Client {
+	var o clientOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	t := &http.Transport{
 		Proxy:       nil,
 		DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -38,7 +57,14 @@ func NewClient(secret Secret) *Client {
 		MaxIdleConnsPerHost: 1024,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	c := &Client{secret: secret}
+	c := &Client{secret: secret, scheme: "http"}
+	if o.tls != nil {
+		// The dialler returns a *tls.Conn, or in permissive mode a plain
+		// connection to a broker without TLS, over which net/http then
+		// speaks plain HTTP/1.1.
+		t.DialTLSContext = o.tls.DialContext
+		c.scheme = "https"
+	}
 	c.http = &http.Client{Transport: &authTransport{secret: secret, next: t}}
 	return c
 }
@@ -84,12 +110,13 @@ func IsUnreachable(err error) bool {
 	return errors.As(err, &u)
 }
 
-// baseURL accepts an address with or without a scheme.
-func baseURL(addr string) string {
+// baseURL accepts an address with or without a scheme; without one it is
+// the client's.
+func (c *Client) baseURL(addr string) string {
 	if strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://") {
 		return strings.TrimSuffix(addr, "/")
 	}
-	return "http://" + addr
+	return c.scheme + "://" + addr
 }
 
 // CallOption changes how one call is sent.
@@ -120,7 +147,7 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 	if err != nil {
 		return resp, fmt.Errorf("peer %s: encode request: %w", op.name, err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL(addr)+op.path(), bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL(addr)+op.path(), bytes.NewReader(body))
 	if err != nil {
 		return resp, fmt.Errorf("peer %s: %w", op.name, err)
 	}

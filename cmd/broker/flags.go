@@ -14,6 +14,7 @@ import (
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/broker/tlsconf"
 )
 
 // options are the command line of the broker; every flag also reads
@@ -27,6 +28,10 @@ type options struct {
 	peerListen        string
 	peerAdvertised    string
 	peerSecretFile    string
+	tlsCertFile       string
+	tlsKeyFile        string
+	tlsCAFile         string
+	peerTLS           string
 	kafkaListen       string
 	kafkaAdvertised   string
 	gatewayListen     string
@@ -65,6 +70,10 @@ func parseOptions(args []string, getenv func(string) string, hostname string, st
 	fs.StringVar(&o.gatewayListen, "kafka-gateway-listen", "", "listen address of the Kafka gateway listener, which leads every partition and coordinates every group itself and passes requests on to their owners, for port-forwards (default: the --listen host with port 9095)")
 	fs.StringVar(&o.gatewayAdvertised, "kafka-gateway-advertised-address", "", "host:port the gateway's Metadata names as the one broker (default: localhost with the gateway listen port, as kubectl port-forward exposes it)")
 	fs.StringVar(&o.peerSecretFile, "peer-secret-file", "", "file holding the cluster secret brokers prove to each other (required with other brokers; a lone broker without one generates its own)")
+	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM certificate of this broker (a broker certificate of the cluster CA), for TLS between brokers and on client listeners that have TLS on")
+	fs.StringVar(&o.tlsKeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
+	fs.StringVar(&o.tlsCAFile, "tls-ca-file", "", "PEM bundle of the CAs this broker trusts for other brokers' and clients' certificates")
+	fs.StringVar(&o.peerTLS, "peer-tls", "", "mutual TLS on the peer and raft transports: off, permissive (TLS and plain, the step of a rolling change) or required (default: required with --tls-cert-file, else off)")
 	fs.StringVar(&o.initialVoters, "initial-voters", "", "metadata quorum at bootstrap: 0@host:9093,1@host:9093,… (empty: a one-voter cluster of this broker)")
 	fs.StringVar(&o.bootstrapServers, "bootstrap-servers", "", "peer addresses to register through when not a voter (default: the voters' hosts with this broker's peer port)")
 	fs.StringVar(&o.rack, "rack", "", "rack or zone, to spread replicas")
@@ -183,6 +192,35 @@ func peerAdvertisedAddress(o *options, peerListen, httpAdvertised string) (strin
 	return net.JoinHostPort(host, port), nil
 }
 
+// tlsFiles are the --tls-* files.
+func tlsFiles(o *options) tlsconf.Files {
+	return tlsconf.Files{CertFile: o.tlsCertFile, KeyFile: o.tlsKeyFile, CAFile: o.tlsCAFile}
+}
+
+// peerTLS is the TLS between brokers that --peer-tls and the --tls-*
+// files ask for.
+func peerTLS(o *options) (*tlsconf.Transport, error) {
+	files := tlsFiles(o)
+	mode := tlsconf.ModeOff
+	if !files.IsZero() {
+		mode = tlsconf.ModeRequired
+	}
+	if o.peerTLS != "" {
+		var err error
+		if mode, err = tlsconf.ParseMode(o.peerTLS); err != nil {
+			return nil, fmt.Errorf("--peer-tls: %w", err)
+		}
+	}
+	if mode == tlsconf.ModeOff && files.IsZero() {
+		return nil, nil
+	}
+	m, err := tlsconf.Load(files)
+	if err != nil {
+		return nil, err
+	}
+	return tlsconf.NewTransport(m, mode)
+}
+
 // brokerConfig builds the broker's Config from the options.
 func brokerConfig(o *options, hostname string) (config.Config, []string, error) {
 	cfg := config.Config{ID: int32(o.id), DataDir: o.dataDir, RaftListen: o.raftListen, Rack: o.rack,
@@ -202,6 +240,9 @@ func brokerConfig(o *options, hostname string) (config.Config, []string, error) 
 		if cfg.PeerSecret, err = peer.ReadSecretFile(o.peerSecretFile); err != nil {
 			return cfg, nil, fmt.Errorf("--peer-secret-file: %w", err)
 		}
+	}
+	if cfg.PeerTLS, err = peerTLS(o); err != nil {
+		return cfg, nil, err
 	}
 	if cfg.InitialVoters, err = cluster.ParseVoters(o.initialVoters); err != nil {
 		return cfg, nil, fmt.Errorf("--initial-voters: %w", err)

@@ -21,8 +21,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/core"
 	"github.com/kairolog/kairolog/broker/httpapi"
+	"github.com/kairolog/kairolog/broker/tlsconf"
 )
 
 func main() {
@@ -103,12 +105,14 @@ func run(args []string) error {
 	public := httpapi.New(b, httpapi.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes,
 		BodyTimeout: cfg.Settings.ClientIOTimeout})
 	srv := newHTTPServer(log, public)
-	// The peer listener is a plain TCP listener for now; TLS between
-	// brokers wraps it here (tls.NewListener) without touching the handler.
+	// TLS between brokers wraps the peer listener without touching the
+	// handler: mutual TLS admits only broker certificates, and every call
+	// must still carry the cluster secret.
+	peerLn = cfg.PeerTLS.Listener(peerLn)
 	peerSrv := newHTTPServer(log, b.PeerHandler())
 	kafkaSrvs := newKafkaServers(log, b, cfg, kafkaLns)
 	log.Info("Broker starting", "id", cfg.ID, "listen", ln.Addr().String(), "advertised", cfg.HTTPAdvertise,
-		"peer_listen", peerLn.Addr().String(), "peer_advertised", cfg.PeerAdvertise,
+		"peer_listen", peerLn.Addr().String(), "peer_advertised", cfg.PeerAdvertise, "peer_tls", peerTLSMode(cfg),
 		"kafka_listen", kafkaLns.kafka.Addr().String(), "kafka_advertised", cfg.KafkaAdvertise,
 		"kafka_gateway_listen", kafkaLns.gateway.Addr().String(), "kafka_gateway_advertised", kafkaLns.gatewayAdvertised,
 		"raft", cfg.RaftListen, "data", cfg.DataDir, "voters", o.initialVoters)
@@ -133,6 +137,13 @@ func run(args []string) error {
 	}
 	stop()
 	return shutdown(log, b, []*http.Server{srv, peerSrv}, kafkaSrvs, runDone)
+}
+
+func peerTLSMode(cfg config.Config) string {
+	if cfg.PeerTLS == nil {
+		return string(tlsconf.ModeOff)
+	}
+	return string(cfg.PeerTLS.Mode)
 }
 
 func newHTTPServer(log *slog.Logger, h http.Handler) *http.Server {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/tlsconf"
+	"github.com/kairolog/kairolog/internal/pki"
+)
+
+// TestPeerTLSFlags: the --tls-* files turn mutual TLS between brokers on
+// (required unless --peer-tls says otherwise); a mode without files, a
+// missing file or an unknown mode is a clear error.
+func TestPeerTLSFlags(t *testing.T) {
+	ca, err := pki.NewAuthority("flags", time.Now(), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue(pki.LeafSpec{CommonName: "b", Organization: pki.OrgBroker, Server: true, Client: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
+		"--tls-ca-file", filepath.Join(dir, "ca.crt")}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		mode    tlsconf.Mode // "" for plain
+		wantErr string
+	}{
+		{"no flags", nil, "", ""},
+		{"files", files, tlsconf.ModeRequired, ""},
+		{"files, permissive", append(files, "--peer-tls", "permissive"), tlsconf.ModePermissive, ""},
+		{"files, off", append(files, "--peer-tls", "off"), "", ""},
+		{"required without files", []string{"--peer-tls", "required"}, "", "--tls-cert-file"},
+		{"unknown mode", append(files, "--peer-tls", "maybe"), "", "want off, permissive or required"},
+		{"missing key", append(files[:2:2], files[4:]...), "", "--tls-key-file"},
+	} {
+		o, err := parseOptions(tc.args, func(string) string { return "" }, "kairo-0", io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		cfg, _, err := brokerConfig(o, "kairo-0")
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v, want an error mentioning %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		switch {
+		case tc.mode == "" && cfg.PeerTLS != nil:
+			t.Errorf("%s: peer TLS %s, want plain", tc.name, cfg.PeerTLS.Mode)
+		case tc.mode != "" && (cfg.PeerTLS == nil || cfg.PeerTLS.Mode != tc.mode):
+			t.Errorf("%s: peer TLS %v, want %s", tc.name, cfg.PeerTLS, tc.mode)
+		}
+	}
+}
