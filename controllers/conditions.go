@@ -62,6 +62,11 @@ const (
 
 	// Restarts.
 	ReasonRollingRestart = "RollingRestart"
+
+	// ReasonCAUnusable: the CA Secret spec.security.ca.secretName names is
+	// missing, does not hold a CA with its key, or the CA expired (Degraded
+	// True).
+	ReasonCAUnusable = "CAUnusable"
 )
 
 // KairoCluster: QuorumFaultTolerant, whether the metadata quorum goes on
@@ -89,6 +94,11 @@ const (
 	// ReasonQuorumReduced: a two-voter quorum an earlier operator created
 	// was reduced to one voter.
 	ReasonQuorumReduced = "QuorumReduced"
+	// ReasonCARenewed: the operator created or renewed the cluster CA.
+	ReasonCARenewed = "CARenewed"
+	// ReasonCertificatesRenewed: the broker certificates were reissued
+	// (renewal, or a new CA); the brokers restart one at a time.
+	ReasonCertificatesRenewed = "CertificatesRenewed"
 )
 
 // Shared by KairoCluster children (events) and Topic (Ready True).
@@ -182,4 +192,14 @@ const (
 	ReasonOffsetResetFailed        = "OffsetResetFailed"
 	ReasonGroupDeleted             = "GroupDeleted"
 	ReasonGroupRetained            = "GroupRetained"
+)
+
+// KairoUser: Ready.
+const (
+	// ReasonCredentialsIssued: the user's password or client certificate
+	// is in its Secret (Ready True; also an event when written).
+	ReasonCredentialsIssued = "CredentialsIssued"
+	// ReasonPasswordNotFound: the Secret key spec.authentication.password
+	// names does not exist.
+	ReasonPasswordNotFound = "PasswordNotFound"
 )

@@ -19,6 +19,7 @@ package controllers
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -28,8 +29,8 @@ import (
 )
 
 // CacheOptions is the manager's cache: it holds only the pods, volume
-// claims, ConfigMaps, Secrets, Services, StatefulSets and disruption
-// budgets the operator labels (app.kubernetes.io/managed-by=kairolog-operator), not
+// claims, ConfigMaps, Secrets, Services, StatefulSets, disruption
+// budgets and NetworkPolicies the operator labels (app.kubernetes.io/managed-by=kairolog-operator), not
 // every one in the cluster, and only the given namespaces (all when none).
 // The KairoCluster reconciler reads a child that exists without the label
 // directly from the API server.
@@ -43,6 +44,7 @@ func CacheOptions(namespaces []string) cache.Options {
 		&corev1.Service{}:               {Label: managed},
 		&appsv1.StatefulSet{}:           {Label: managed},
 		&policyv1.PodDisruptionBudget{}: {Label: managed},
+		&networkingv1.NetworkPolicy{}:   {Label: managed},
 	}}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

@@ -25,6 +25,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,6 +73,9 @@ func (r *KairoClusterReconciler) applyChildren(ctx context.Context, st *reconcil
 	}
 	st.builder = &resources.Builder{Cluster: c, Scheme: r.Scheme, DefaultImage: r.DefaultImage,
 		Replicas: replicas, Voters: voters, DefaultReplication: replication}
+	if st.certs != nil {
+		st.builder.Certificates, st.builder.PeerTLS = st.certs.version, st.certs.peerTLS
+	}
 
 	for _, rb := range st.builder.ResourceBuilders() {
 		if _, ok := rb.(*resources.StatefulSetBuilder); ok && scaleUpFrom >= 0 && c.Spec.RebalanceOnScaleUp {
@@ -93,6 +97,11 @@ func (r *KairoClusterReconciler) applyChildren(ctx context.Context, st *reconcil
 	}
 	if !resources.PodDisruptionBudgetEnabled(c) {
 		if err := r.deleteBudget(ctx, st); err != nil {
+			return false, err
+		}
+	}
+	if !resources.NetworkPolicyEnabled(c) {
+		if err := r.deleteNetworkPolicy(ctx, st); err != nil {
 			return false, err
 		}
 	}
@@ -198,6 +207,25 @@ func (r *KairoClusterReconciler) deleteBudget(ctx context.Context, st *reconcile
 		return err
 	}
 	r.event(c, pdb, corev1.EventTypeNormal, ReasonDeleted, "Delete", "Deleted PodDisruptionBudget %s", pdb.Name)
+	return nil
+}
+
+// deleteNetworkPolicy removes the cluster's NetworkPolicy once
+// spec.security.networkPolicy is Disabled.
+func (r *KairoClusterReconciler) deleteNetworkPolicy(ctx context.Context, st *reconcileState) error {
+	c := st.cluster
+	np := &networkingv1.NetworkPolicy{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: resources.NetworkPolicyName(c)}, np)
+	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(np, c)) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.Delete(ctx, np, client.Preconditions{UID: &np.UID}); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	r.event(c, np, corev1.EventTypeNormal, ReasonDeleted, "Delete", "Deleted NetworkPolicy %s", np.Name)
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,8 +46,9 @@ import (
 	"github.com/kairolog/kairolog/controllers/resources"
 )
 
-// KairoClusterReconciler turns a KairoCluster into its children (ConfigMap,
-// Services, StatefulSet, PodDisruptionBudget), restarts, scales and resizes
+// KairoClusterReconciler turns a KairoCluster into its children (the CA and
+// certificate Secrets, ConfigMap, Services, StatefulSet,
+// PodDisruptionBudget, NetworkPolicy), restarts, scales and resizes
 // the brokers safely, and writes what it observes of them into the status.
 type KairoClusterReconciler struct {
 	client.Client
@@ -67,6 +69,9 @@ type KairoClusterReconciler struct {
 	// operator waits on its brokers: a restarted broker rejoining its ISRs,
 	// a drain moving replicas. Pod and StatefulSet changes wake it sooner.
 	ProgressInterval time.Duration
+	// Now is the clock certificates are issued and renewed by; nil is
+	// time.Now.
+	Now func() time.Time
 
 	mu       sync.Mutex
 	restarts map[types.NamespacedName]restartExpectation
@@ -83,6 +88,8 @@ type reconcileState struct {
 	key     types.NamespacedName
 	log     logr.Logger
 	builder *resources.Builder
+	// certs is what the certificates phase decided.
+	certs *certificates
 
 	// Observed children.
 	sts    *appsv1.StatefulSet
@@ -132,6 +139,7 @@ type phase func(ctx context.Context, st *reconcileState) (bool, error)
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -154,6 +162,7 @@ func (r *KairoClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	st := &reconcileState{cluster: cluster, key: req.NamespacedName, log: log}
 
 	for _, p := range []phase{
+		r.reconcileCertificates,
 		r.applyChildren,
 		r.observe,
 		r.reduceTwoVoters,
@@ -191,10 +200,15 @@ func (r *KairoClusterReconciler) nextPass(st *reconcileState) time.Duration {
 		return min(r.progressInterval()<<min(n, 10), r.resyncInterval())
 	}
 	delete(r.failures, st.key)
+	next := r.resyncInterval()
 	if len(st.progressing) > 0 || st.unhealthy() {
-		return r.progressInterval()
+		next = r.progressInterval()
 	}
-	return r.resyncInterval()
+	if st.certs != nil {
+		// A certificate renewal is due on time, not at the next resync.
+		next = min(next, max(time.Until(st.certs.due)+time.Second, time.Second))
+	}
+	return next
 }
 
 // unhealthy reports brokers down or partitions short of replicas: the
@@ -269,6 +283,7 @@ func (r *KairoClusterReconciler) controllerBuilder(mgr ctrl.Manager) *builder.Bu
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, toCluster, builder.WithPredicates(podChanged)).
 		Watches(&corev1.PersistentVolumeClaim{}, toCluster, builder.WithPredicates(claimChanged)).
 		WithOptions(controller.Options{

@@ -42,6 +42,7 @@ import (
 // state of the brokers, since fixing it is what unblocks the operator.
 var degradedOrder = []string{
 	ReasonResourceNotOwned,
+	ReasonCAUnusable,
 	ReasonScaleDownRefused,
 	ReasonStorageResizeUnsupported,
 	ReasonBrokerWithoutPod,
@@ -92,6 +93,14 @@ func computeStatus(st *reconcileState) kairov1alpha1.KairoClusterStatus {
 	s.Selector = labels.SelectorFromSet(resources.SelectorLabels(c)).String()
 	s.ClientEndpoint = resources.ClientEndpoint(c)
 	s.KafkaBootstrap = resources.KafkaBootstrap(c)
+	if st.certs != nil {
+		s.Security = &kairov1alpha1.SecurityStatus{
+			CASecret:             resources.CACertSecretName(c),
+			CANotAfter:           ptr.To(metav1.NewTime(st.certs.signing.Cert.NotAfter)),
+			CertificatesNotAfter: ptr.To(metav1.NewTime(st.certs.notAfter)),
+			PeerTLS:              st.certs.peerTLS,
+		}
+	}
 	if st.pods != nil {
 		s.Replicas, s.ReadyReplicas = 0, 0
 		for _, pod := range st.pods {

@@ -94,6 +94,11 @@ type KairoClusterSpec struct {
 	// +optional
 	Metrics *MetricsSpec `json:"metrics,omitempty"`
 
+	// security: the cluster CA, TLS and authentication per listener,
+	// authorization and the NetworkPolicy.
+	// +optional
+	Security *SecuritySpec `json:"security,omitempty"`
+
 	// rebalanceOnScaleUp moves partition replicas onto new brokers after a
 	// scale up. Off by default: new brokers then only get new partitions.
 	// +optional
@@ -321,6 +326,10 @@ type KairoClusterStatus struct {
 	// +listType=map
 	// +listMapKey=id
 	Brokers []BrokerStatus `json:"brokers,omitempty"`
+
+	// security is what the operator observed of the cluster's certificates.
+	// +optional
+	Security *SecurityStatus `json:"security,omitempty"`
 
 	// clientEndpoint is the in-cluster address clients use, host:port of the client Service.
 	// +optional

@@ -148,6 +148,13 @@ func run(o *options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ConsumerGroup controller: %w", err)
 	}
+	if err := (&controllers.KairoUserReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the KairoUser controller: %w", err)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}

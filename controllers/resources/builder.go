@@ -46,6 +46,13 @@ type Builder struct {
 	// DefaultReplication is the default replication factor of the broker
 	// configuration, fixed when the cluster was created.
 	DefaultReplication int32
+	// Certificates is the CertificatesAnnotation value of the pod
+	// template: the trust bundle and broker certificates the brokers
+	// mount. Empty: the brokers get no certificates and no TLS.
+	Certificates string
+	// PeerTLS is the brokers' --peer-tls mode when they have certificates:
+	// required, or permissive while a cluster moves over.
+	PeerTLS string
 }
 
 // ResourceBuilder builds one child.
@@ -62,7 +69,9 @@ type ResourceBuilder interface {
 // applied: the ConfigMap, the peer Secret and the Services before the
 // StatefulSet, so that a broker pod finds its configuration and the
 // cluster secret to mount and its peers' DNS names when it starts; the
-// disruption budget last. A disabled budget is not listed.
+// disruption budget and the NetworkPolicy last. A disabled budget or
+// NetworkPolicy is not listed. The certificates' Secrets are written
+// before any of these, by the certificates phase.
 func (b *Builder) ResourceBuilders() []ResourceBuilder {
 	out := []ResourceBuilder{
 		&ConfigMapBuilder{b},
@@ -73,6 +82,9 @@ func (b *Builder) ResourceBuilders() []ResourceBuilder {
 	}
 	if PodDisruptionBudgetEnabled(b.Cluster) {
 		out = append(out, &PodDisruptionBudgetBuilder{b})
+	}
+	if NetworkPolicyEnabled(b.Cluster) {
+		out = append(out, &NetworkPolicyBuilder{b})
 	}
 	return out
 }

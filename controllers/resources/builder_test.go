@@ -100,14 +100,18 @@ func TestResourceBuildersOrder(t *testing.T) {
 	for _, rb := range testBuilder(t, c).ResourceBuilders() {
 		kinds = append(kinds, reflect.TypeOf(build(t, rb)).Elem().Name()+"/"+build(t, rb).GetName())
 	}
-	want := []string{"ConfigMap/kairo-config", "Secret/kairo-peer-secret", "Service/kairo-headless", "Service/kairo", "StatefulSet/kairo", "PodDisruptionBudget/kairo"}
+	want := []string{"ConfigMap/kairo-config", "Secret/kairo-peer-secret", "Service/kairo-headless", "Service/kairo", "StatefulSet/kairo", "PodDisruptionBudget/kairo", "NetworkPolicy/kairo"}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("children %v, want %v", kinds, want)
 	}
 
 	c.Spec.PodDisruptionBudget = &kairov1alpha1.PodDisruptionBudgetSpec{Enabled: ptr.To(false)}
-	if n := len(testBuilder(t, c).ResourceBuilders()); n != 5 {
+	if n := len(testBuilder(t, c).ResourceBuilders()); n != 6 {
 		t.Errorf("a disabled budget is still built: %d children", n)
+	}
+	c.Spec.Security = &kairov1alpha1.SecuritySpec{NetworkPolicy: kairov1alpha1.NetworkPolicyDisabled}
+	if n := len(testBuilder(t, c).ResourceBuilders()); n != 5 {
+		t.Errorf("a disabled NetworkPolicy is still built: %d children", n)
 	}
 }
 

@@ -55,6 +55,19 @@ const (
 	// the configuration and restart every broker. Clusters created before
 	// it existed used their voter count, which was the same number.
 	DefaultReplicationAnnotation = "kairolog.io/default-replication"
+	// CertificatesAnnotation on the pod template names the trust bundle and
+	// the generation of the broker certificates the pods mount
+	// ("<trust bundle hash>-<generation>"). It is part of the template, so a
+	// change restarts the brokers one at a time, and a pod's copy tells
+	// which CAs it trusts (certificates.go).
+	CertificatesAnnotation = "kairolog.io/certificates"
+	// PeerTLSAnnotation on the StatefulSet and the pod template is the
+	// --peer-tls mode the brokers run: required, or permissive while a
+	// cluster created without TLS between brokers moves over.
+	PeerTLSAnnotation = "kairolog.io/peer-tls"
+	// CertificateGenerationAnnotation on the broker certificates' Secret
+	// counts their reissues; a reissue of all of them restarts the brokers.
+	CertificateGenerationAnnotation = "kairolog.io/certificate-generation"
 )
 
 // Container layout of a broker pod.
@@ -92,6 +105,20 @@ const (
 	PeerSecretMountDir = "/etc/kairolog-peer"
 	PeerSecretKey      = "secret"
 	PeerSecretFile     = PeerSecretMountDir + "/" + PeerSecretKey
+	// TLSVolume projects the broker certificates' Secret (every broker's
+	// <pod>.crt and <pod>.key) and the CA bundle's ca.crt into
+	// TLSMountDir; each broker reads its own by its pod name.
+	TLSVolume   = "tls"
+	TLSMountDir = "/etc/kairolog-tls"
+	// CAKey and CACertKey hold a CA's key and certificate (in the CA
+	// Secret), and the trusted CA bundle (in the CA certificate Secret,
+	// the operator's certificate Secret and a KairoUser's Secret).
+	CAKey     = "ca.key"
+	CACertKey = "ca.crt"
+	// TLSCertKey and TLSKeyKey hold a certificate and its key
+	// (kubernetes.io/tls), as in the operator's certificate Secret.
+	TLSCertKey = "tls.crt"
+	TLSKeyKey  = "tls.key"
 )
 
 // DefaultTerminationGracePeriodSeconds covers a broker's clean shutdown:
@@ -117,6 +144,48 @@ func ClientServiceName(c *kairov1alpha1.KairoCluster) string { return c.Name }
 // PeerSecretName is the Secret holding the cluster secret of the brokers'
 // peer listeners.
 func PeerSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-peer-secret" }
+
+// CASecretName holds the operator's CA for the cluster: its key and
+// certificate. Only the operator reads it.
+func CASecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-ca" }
+
+// CACertSecretName holds the CA bundle clients trust (ca.crt): the signing
+// CA, and during a renewal the previous one. Anyone who talks to the
+// cluster may read it.
+func CACertSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-ca-cert" }
+
+// BrokerCertsSecretName holds every broker's certificate and key.
+func BrokerCertsSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-broker-certs" }
+
+// OperatorCertSecretName holds the operator's client certificate for the
+// cluster, a superuser on every listener.
+func OperatorCertSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-operator-cert" }
+
+// NetworkPolicyName is the NetworkPolicy of the cluster's brokers.
+func NetworkPolicyName(c *kairov1alpha1.KairoCluster) string { return c.Name }
+
+// BrokerCertKey and BrokerKeyKey are broker id's keys in the broker
+// certificates' Secret.
+func BrokerCertKey(c *kairov1alpha1.KairoCluster, id int32) string { return PodName(c, id) + ".crt" }
+func BrokerKeyKey(c *kairov1alpha1.KairoCluster, id int32) string  { return PodName(c, id) + ".key" }
+
+// BrokerDNSNames are the names a broker certificate carries: every name a
+// client or peer reaches broker id by — the pod through the headless
+// Service (short and fully qualified), the client Service, and localhost
+// for kubectl port-forward.
+func BrokerDNSNames(c *kairov1alpha1.KairoCluster, id int32) []string {
+	pod, headless, svc, ns := PodName(c, id), HeadlessServiceName(c), ClientServiceName(c), c.Namespace
+	return []string{
+		fmt.Sprintf("%s.%s.%s.svc", pod, headless, ns),
+		fmt.Sprintf("%s.%s.%s.svc.cluster.local", pod, headless, ns),
+		fmt.Sprintf("%s.%s", pod, headless),
+		fmt.Sprintf("%s.%s.svc", svc, ns),
+		fmt.Sprintf("%s.%s.svc.cluster.local", svc, ns),
+		fmt.Sprintf("%s.%s", svc, ns),
+		svc,
+		"localhost",
+	}
+}
 
 // ConfigMapName holds the broker configuration.
 func ConfigMapName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-config" }

@@ -68,6 +68,9 @@ func (b *StatefulSetBuilder) Update(obj client.Object) error {
 	sts.SetAnnotations(merge(sts.GetAnnotations(), map[string]string{
 		VotersAnnotation:             strconv.Itoa(int(b.Voters)),
 		DefaultReplicationAnnotation: strconv.Itoa(int(b.DefaultReplication))}))
+	if b.Certificates != "" {
+		sts.Annotations[PeerTLSAnnotation] = b.peerTLS()
+	}
 	sts.Spec.Replicas = ptr.To(b.Replicas)
 	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
 	sts.Spec.PersistentVolumeClaimRetentionPolicy = b.retentionPolicy()
@@ -122,6 +125,12 @@ func (b *Builder) PodTemplate() (corev1.PodTemplateSpec, error) {
 			"prometheus.io/scrape": "true",
 			"prometheus.io/port":   strconv.Itoa(HTTPPort),
 			"prometheus.io/path":   "/metrics",
+		})
+	}
+	if b.Certificates != "" {
+		annotations = merge(annotations, map[string]string{
+			CertificatesAnnotation: b.Certificates,
+			PeerTLSAnnotation:      b.peerTLS(),
 		})
 	}
 	grace := DefaultTerminationGracePeriodSeconds
@@ -211,6 +220,13 @@ func (b *Builder) container() corev1.Container {
 		"--peer-secret-file=" + PeerSecretFile,
 		"--initial-voters=" + b.InitialVoters(),
 	}
+	if b.Certificates != "" {
+		args = append(args,
+			"--tls-cert-file="+TLSMountDir+"/$(POD_NAME).crt",
+			"--tls-key-file="+TLSMountDir+"/$(POD_NAME).key",
+			"--tls-ca-file="+TLSMountDir+"/"+CACertKey,
+			"--peer-tls="+b.peerTLS())
+	}
 	env := []corev1.EnvVar{
 		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 		{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
@@ -251,12 +267,12 @@ func (b *Builder) container() corev1.Container {
 		StartupProbe:   probe("/health", 5, 3, 120),
 		LivenessProbe:  probe("/health", 10, 5, 3),
 		ReadinessProbe: probe("/ready", 5, 3, 3),
-		VolumeMounts: []corev1.VolumeMount{
+		VolumeMounts: append([]corev1.VolumeMount{
 			{Name: DataVolume, MountPath: DataMountPath},
 			{Name: ConfigVolume, MountPath: ConfigMountDir, ReadOnly: true},
 			{Name: PeerSecretVolume, MountPath: PeerSecretMountDir, ReadOnly: true},
 			{Name: TmpVolume, MountPath: "/tmp"},
-		},
+		}, b.tlsMounts()...),
 		SecurityContext: &corev1.SecurityContext{
 			RunAsNonRoot:             ptr.To(true),
 			AllowPrivilegeEscalation: ptr.To(false),
@@ -268,7 +284,7 @@ func (b *Builder) container() corev1.Container {
 }
 
 func (b *Builder) volumes() []corev1.Volume {
-	return []corev1.Volume{
+	vols := []corev1.Volume{
 		{Name: ConfigVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(b.Cluster)},
 			Items:                []corev1.KeyToPath{{Key: PropertiesKey, Path: PropertiesKey}},
@@ -282,6 +298,36 @@ func (b *Builder) volumes() []corev1.Volume {
 		}}},
 		{Name: TmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}
+	if b.Certificates != "" {
+		// Every broker's certificate and key, and the CA bundle, in one
+		// directory, read-only and readable whatever user the pod
+		// template's security context runs the broker as, as the peer
+		// secret is.
+		vols = append(vols, corev1.Volume{Name: TLSVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			DefaultMode: ptr.To(int32(0o444)),
+			Sources: []corev1.VolumeProjection{
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: BrokerCertsSecretName(b.Cluster)}}},
+				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: CACertSecretName(b.Cluster)},
+					Items: []corev1.KeyToPath{{Key: CACertKey, Path: CACertKey}}}},
+			},
+		}}})
+	}
+	return vols
+}
+
+func (b *Builder) tlsMounts() []corev1.VolumeMount {
+	if b.Certificates == "" {
+		return nil
+	}
+	return []corev1.VolumeMount{{Name: TLSVolume, MountPath: TLSMountDir, ReadOnly: true}}
+}
+
+// peerTLS is the --peer-tls mode, required unless the builder says otherwise.
+func (b *Builder) peerTLS() string {
+	if b.PeerTLS == "" {
+		return "required"
+	}
+	return b.PeerTLS
 }
 
 func (b *Builder) podSecurityContext() *corev1.PodSecurityContext {

@@ -194,7 +194,7 @@ var chartCases = []chartCase{
 		name: "defaults",
 		check: func(t *testing.T, r *rendered) {
 			wantKinds(t, r,
-				"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
+				"CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition",
 				"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
 				"ClusterRole", "ClusterRole", "Deployment")
 			app := r.chart.Metadata.AppVersion
@@ -324,8 +324,8 @@ crds: {install: false}
 		values: `crds: {keep: false}`,
 		check: func(t *testing.T, r *rendered) {
 			crds := r.all("CustomResourceDefinition")
-			if len(crds) != 3 {
-				t.Fatalf("%d CRDs, want 3", len(crds))
+			if len(crds) != 4 {
+				t.Fatalf("%d CRDs, want 4", len(crds))
 			}
 			for _, crd := range crds {
 				if _, ok := crd.GetAnnotations()["helm.sh/resource-policy"]; ok {
@@ -403,7 +403,7 @@ serviceAccount: {create: false, name: platform-operators}
 rbac: {create: false}
 `,
 		check: func(t *testing.T, r *rendered) {
-			wantKinds(t, r, "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment")
+			wantKinds(t, r, "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "CustomResourceDefinition", "Deployment")
 			if sa := r.deployment(t).Spec.Template.Spec.ServiceAccountName; sa != "platform-operators" {
 				t.Errorf("serviceAccountName %q, want platform-operators", sa)
 			}

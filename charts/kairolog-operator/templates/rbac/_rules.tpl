@@ -67,6 +67,7 @@
   resources:
   - consumergroups/finalizers
   - kairoclusters/finalizers
+  - kairousers/finalizers
   - topics/finalizers
   verbs:
   - update
@@ -75,6 +76,7 @@
   resources:
   - consumergroups/status
   - kairoclusters/status
+  - kairousers/status
   - topics/status
   verbs:
   - get
@@ -84,9 +86,22 @@
   - kairolog.io
   resources:
   - kairoclusters
+  - kairousers
   verbs:
   - get
   - list
+  - watch
+- apiGroups:
+  - networking.k8s.io
+  resources:
+  - networkpolicies
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
   - watch
 - apiGroups:
   - policy
