@@ -481,11 +481,11 @@ func (r *KairoClusterReconciler) getOwned(ctx context.Context, c *kairov1alpha1.
 			return nil
 		}
 		if err == nil {
-			return fmt.Errorf("Secret %s %w", name, errNotOwned)
+			return fmt.Errorf("secret %s %w", name, errNotOwned)
 		}
 	}
 	if err == nil && !metav1.IsControlledBy(s, c) {
-		return fmt.Errorf("Secret %s %w", name, errNotOwned)
+		return fmt.Errorf("secret %s %w", name, errNotOwned)
 	}
 	return err
 }

@@ -141,21 +141,21 @@ var _ = Describe("Cluster certificates and KairoUsers", Ordered, func() {
 		kc := newCluster("renew", func(kc *kairov1alpha1.KairoCluster) {
 			kc.Spec.Replicas = 1
 			kc.Spec.Security = &kairov1alpha1.SecuritySpec{CA: &kairov1alpha1.CertificateAuthoritySpec{
-				Validity: &metav1.Duration{Duration: 40 * time.Second}, RenewBefore: &metav1.Duration{Duration: 20 * time.Second}}}
+				Validity: &metav1.Duration{Duration: 60 * time.Second}, RenewBefore: &metav1.Duration{Duration: 20 * time.Second}}}
 		})
 		var first *x509.Certificate
 		Eventually(func(g Gomega) {
 			first = certsOf(g, secretOf(ns, "renew-ca")(g).Data["ca.crt"])[0]
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 
-		By("the renewal 20 s before expiry trusting both CAs")
+		By("the renewal 20 s before expiry (40 s after creation) trusting both CAs")
 		var second *x509.Certificate
 		Eventually(func(g Gomega) {
 			second = certsOf(g, secretOf(ns, "renew-ca")(g).Data["ca.crt"])[0]
 			g.Expect(pki.Fingerprint(second)).NotTo(Equal(pki.Fingerprint(first)))
 			trust := certsOf(g, secretOf(ns, "renew-ca-cert")(g).Data["ca.crt"])
 			g.Expect(slices.ContainsFunc(trust, func(c *x509.Certificate) bool { return pki.Fingerprint(c) == pki.Fingerprint(first) })).To(BeTrue())
-		}).WithTimeout(40 * time.Second).Should(Succeed())
+		}).WithTimeout(60 * time.Second).Should(Succeed())
 		Eventually(func() []string { return eventReasons(client.ObjectKeyFromObject(kc)) }).WithTimeout(10 * time.Second).
 			Should(ContainElement(ReasonCARenewed))
 
@@ -165,7 +165,7 @@ var _ = Describe("Cluster certificates and KairoUsers", Ordered, func() {
 			g.Expect(cert.CheckSignatureFrom(second)).To(Succeed())
 		}).WithTimeout(40 * time.Second).Should(Succeed())
 
-		By("the old CA leaving the trust bundle")
+		By("the old CA leaving the trust bundle (here when it expires: without brokers no pod is ever ready)")
 		Eventually(func(g Gomega) {
 			trust := certsOf(g, secretOf(ns, "renew-ca-cert")(g).Data["ca.crt"])
 			g.Expect(trust).To(HaveLen(1))
