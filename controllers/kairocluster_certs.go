@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
@@ -395,7 +396,9 @@ func validLeaf(certPEM, keyPEM []byte, trust []*x509.Certificate, now time.Time,
 		return nil
 	}
 	cert := certs[0]
-	if pub, ok := key.Public().(interface{ Equal(any) bool }); !ok || !pub.Equal(cert.PublicKey) {
+	// The standard keys' Equal takes a crypto.PublicKey, a defined type:
+	// an interface asking for Equal(any) matches none of them.
+	if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(cert.PublicKey) {
 		return nil
 	}
 	pool := x509.NewCertPool()
