@@ -28,6 +28,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/cluster"
@@ -58,6 +59,9 @@ type Broker struct {
 	producerIDs producerIDs
 	// memory bounds what requests hold at once (broker/memory).
 	memory memory.Budget
+	// peerMux is the peer listener's handler, once PeerHandler made it;
+	// the metrics read its request counts.
+	peerMux atomic.Pointer[peer.Mux]
 
 	ctx    context.Context
 	cancel context.CancelFunc

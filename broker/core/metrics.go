@@ -20,6 +20,7 @@ type collector struct {
 	bytesIn, recordsIn, bytesOut, recordsOut      *prometheus.Desc
 	replBytesOut, isrShrinks, isrExpands          *prometheus.Desc
 	groupMembers, groupLag, groupPartitionLag     *prometheus.Desc
+	peerRequests                                  *prometheus.Desc
 }
 
 // Collector exposes the broker's gauges and counters to a registry.
@@ -53,13 +54,14 @@ func (b *Broker) Collector() prometheus.Collector {
 		groupLag:     d("kairo_group_lag", "Total lag of a group this broker coordinates.", "group"),
 		groupPartitionLag: d("kairo_group_partition_lag", "Lag of one committed partition of a group.",
 			"group", "topic", "partition"),
+		peerRequests: d("kairo_peer_requests_total", "Requests other brokers made to this broker's peer listener, by operation.", "op"),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.partitions, c.leaders, c.controller, c.ready, c.leo, c.hw, c.logStart,
 		c.size, c.offline, c.flushes, c.isr, c.replicas, c.under, c.bytesIn, c.recordsIn, c.bytesOut, c.recordsOut, c.replBytesOut,
-		c.isrShrinks, c.isrExpands, c.groupMembers, c.groupLag, c.groupPartitionLag} {
+		c.isrShrinks, c.isrExpands, c.groupMembers, c.groupLag, c.groupPartitionLag, c.peerRequests} {
 		ch <- d
 	}
 }
@@ -104,6 +106,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.partitions, float64(len(stats)))
 	gauge(c.leaders, float64(leaders))
+	if m := b.peerMux.Load(); m != nil {
+		for op, n := range m.Served() {
+			counter(c.peerRequests, n, op)
+		}
+	}
 	// Lag needs every partition's high watermark from its leader: bound the
 	// whole scrape's reads, so a slow broker costs missing series, not a
 	// scrape that never ends.

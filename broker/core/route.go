@@ -172,6 +172,7 @@ func (b *Broker) PeerHandler() http.Handler {
 	saveAssignmentOp.serve(m, b)
 	savedAssignmentOp.serve(m, b)
 	deleteAssignmentOp.serve(m, b)
+	b.peerMux.Store(m)
 	return withMemoryAccount(m)
 }
 

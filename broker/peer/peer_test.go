@@ -247,3 +247,28 @@ func TestSecret(t *testing.T) {
 		t.Fatal("an unset secret admits an empty token")
 	}
 }
+
+// TestServedCountsAuthenticatedRequests: the counts behind
+// kairo_peer_requests_total grow by operation, for authenticated requests
+// only.
+func TestServedCountsAuthenticatedRequests(t *testing.T) {
+	secret := testSecret(t, "correct horse battery staple")
+	m := NewMux(secret, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	Handle(m, opEcho, func(ctx context.Context, req echoReq) (echoResp, error) { return echoResp{Text: req.Text}, nil })
+	srv := httptest.NewServer(m)
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	c := NewClient(secret)
+	defer c.Close()
+	for range 3 {
+		if _, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Call(context.Background(), NewClient(testSecret(t, "another cluster's secret")), addr, opEcho, echoReq{}); err == nil {
+		t.Fatal("a call with another secret succeeded")
+	}
+	if got := m.Served(); got["test/echo"] != 3 || len(got) != 1 {
+		t.Fatalf("served %v, want test/echo 3", got)
+	}
+}

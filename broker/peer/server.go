@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/kairolog/kairolog/broker/api"
 )
@@ -29,6 +30,9 @@ type Mux struct {
 	secret Secret
 	log    *slog.Logger
 	mux    *http.ServeMux
+	// served counts the authenticated requests per operation name; the
+	// map is filled as operations are registered, before serving.
+	served map[string]*atomic.Int64
 }
 
 // NewMux is a Mux that admits callers holding secret.
@@ -36,14 +40,27 @@ func NewMux(secret Secret, log *slog.Logger) *Mux {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Mux{secret: secret, log: log, mux: http.NewServeMux()}
+	return &Mux{secret: secret, log: log, mux: http.NewServeMux(), served: map[string]*atomic.Int64{}}
+}
+
+// Served returns how many authenticated requests each operation has
+// received, by operation name.
+func (m *Mux) Served() map[string]int64 {
+	out := make(map[string]int64, len(m.served))
+	for name, n := range m.served {
+		out[name] = n.Load()
+	}
+	return out
 }
 
 // Handle serves op with h. An error h returns is answered with its code:
 // an *api.Error as it is, anything else as 500 INTERNAL (a bug), so
 // handlers map their package's errors to api codes first.
 func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context, req Req) (Resp, error)) {
+	served := new(atomic.Int64)
+	m.served[op.name] = served
 	m.mux.HandleFunc(op.path(), func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			writeError(w, api.Errorf(api.CodeMethodNotAllowed, "peer operations are POST, not %s", r.Method))
