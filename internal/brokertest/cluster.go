@@ -44,6 +44,9 @@ type Options struct {
 	// Output, when set, receives every broker log line prefixed with
 	// "[broker-i] ", besides the broker's log file.
 	Output io.Writer
+	// Args, when set, gives broker i command-line flags beyond the
+	// cluster's own (--debug-listen, say).
+	Args func(i int) []string
 }
 
 // Cluster is a set of broker processes on loopback addresses.
@@ -340,6 +343,9 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 		"--bootstrap-servers", c.seeds,
 		"--config-file", cfgPath,
 		"--log-level", c.opts.LogLevel,
+	}
+	if c.opts.Args != nil {
+		args = append(args, c.opts.Args(i)...)
 	}
 	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

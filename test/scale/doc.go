@@ -1,0 +1,21 @@
+// Package scale measures replication at scale on real broker processes:
+// what an idle three-broker cluster at replication factor 3 costs as its
+// partition count grows, in CPU and in peer requests per broker. The
+// figures go to docs/benchmarks.md ("Replication at scale"); nothing here
+// asserts a speed.
+//
+// The measurements are benchmarks that take minutes each and run one
+// cluster per case, so run them once:
+//
+//	go test ./test/scale -run '^$' -bench IdleCost -benchtime 1x -timeout 3h -v
+//
+// KAIRO_BENCH_BROKERS measures broker binaries side by side in one run,
+// alternating: "name=path,name=path" (default: this tree's cmd/broker,
+// built once). KAIRO_BENCH_ROUNDS (default 1) repeats each comparison;
+// KAIRO_BENCH_PARTITIONS (default "300,3000") sets the partition counts,
+// KAIRO_BENCH_IDLE (default 30s) the measuring window.
+//
+// Every broker's peer listener is advertised behind a counting proxy, so
+// every binary's peer requests are counted the same way, whatever metrics
+// it has.
+package scale
