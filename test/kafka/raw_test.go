@@ -14,7 +14,7 @@ import (
 // rawRoundTrip sends req, at the version it is set to, over a connection
 // of its own, and decodes the reply. kgo rewrites some fields (a produce's
 // acks) and picks versions itself; this sends exactly what a test builds.
-func rawRoundTrip(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
+func rawRoundTrip(t testing.TB, addr string, req kmsg.Request) kmsg.Response {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -27,13 +27,16 @@ func rawRoundTrip(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
 	}
 	var size [4]byte
 	if _, err := io.ReadFull(c, size[:]); err != nil {
-		t.Fatalf("%s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+		t.Fatalf("%s v%d: no reply: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
 	}
 	body := make([]byte, binary.BigEndian.Uint32(size[:]))
 	if _, err := io.ReadFull(c, body); err != nil {
 		t.Fatal(err)
 	}
-	body = body[4:] // correlation id
+	if got := int32(binary.BigEndian.Uint32(body)); got != 1 {
+		t.Fatalf("%s v%d: correlation id %d", kmsg.NameForKey(req.Key()), req.GetVersion(), got)
+	}
+	body = body[4:]
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
 	if resp.IsFlexible() && resp.Key() != 18 {
@@ -42,7 +45,7 @@ func rawRoundTrip(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
 		body = rd.Src
 	}
 	if err := resp.ReadFrom(body); err != nil {
-		t.Fatalf("%s v%d: decode reply: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+		t.Fatalf("%s v%d: reply does not decode: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
 	}
 	return resp
 }
