@@ -32,6 +32,8 @@ type Core interface {
 	CreateTopic(ctx context.Context, spec api.CreateTopicRequest) (*api.CreateTopicResult, error)
 	DeleteTopic(ctx context.Context, name string) error
 	AddPartitions(ctx context.Context, name string, partitions int32) error
+	DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error)
+	AlterTopicConfig(ctx context.Context, change api.TopicConfigChange) (map[string]string, error)
 
 	// NewProducer gives an idempotent producer a new id, epoch 0.
 	NewProducer(ctx context.Context) (api.Producer, error)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kairolog/kairolog/broker/api"
 )
@@ -84,13 +85,17 @@ func TestTopicAdministration(t *testing.T) {
 			if r, _ := deleted.On(topic, nil); r.Err != nil {
 				t.Fatalf("delete: %v", r.Err)
 			}
-			_, err = c.Client(2).DescribeTopic(ctx, topic)
-			for err == nil && ctx.Err() == nil {
-				time.Sleep(50 * time.Millisecond)
-				_, err = c.Client(2).DescribeTopic(ctx, topic)
-			}
-			if !api.IsCode(err, api.CodeUnknownTopic) {
-				t.Fatalf("the HTTP API describes the deleted topic: %v", err)
+			// Every broker drops the topic: a delete sent again to one that
+			// still knew it would name its id, and succeed.
+			for i := 0; i < 3; i++ {
+				_, err = c.Client(i).DescribeTopic(ctx, topic)
+				for err == nil && ctx.Err() == nil {
+					time.Sleep(50 * time.Millisecond)
+					_, err = c.Client(i).DescribeTopic(ctx, topic)
+				}
+				if !api.IsCode(err, api.CodeUnknownTopic) {
+					t.Fatalf("broker %d's HTTP API describes the deleted topic: %v", i, err)
+				}
 			}
 			deleted, err = adm.DeleteTopics(ctx, topic)
 			if err != nil {
@@ -126,3 +131,77 @@ func TestIdempotentProducerGetsAnID(t *testing.T) {
 }
 
 func kadmString(s string) *string { return &s }
+
+// TestTopicConfigsAndCluster: kadm describes a topic's configs (overrides
+// as dynamic, the rest as defaults) and alters them incrementally, which
+// the HTTP API sees; a bad value is INVALID_CONFIG and changes nothing;
+// DescribeCluster names the three brokers and the controller.
+func TestTopicConfigsAndCluster(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	ctx := testContext(t, 60*time.Second)
+	const topic = "configured"
+	if _, err := c.Client(0).CreateTopic(ctx, api.CreateTopicRequest{Name: topic, Partitions: 1, ReplicationFactor: 3,
+		Config: map[string]string{"retention.ms": "3600000"}}); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, c.KafkaAddresses())
+	adm := kadm.NewClient(cl)
+	describe := func() map[string]kadm.Config {
+		t.Helper()
+		rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := rcs.On(topic, nil)
+		if err != nil || rc.Err != nil {
+			t.Fatalf("describe configs: %v %v", err, rc.Err)
+		}
+		out := map[string]kadm.Config{}
+		for _, cfg := range rc.Configs {
+			out[cfg.Key] = cfg
+		}
+		return out
+	}
+	cfgs := describe()
+	if r := cfgs["retention.ms"]; r.MaybeValue() != "3600000" || r.Source != kmsg.ConfigSourceDynamicTopicConfig {
+		t.Fatalf("retention.ms: %+v", r)
+	}
+	if s := cfgs["segment.bytes"]; s.MaybeValue() != "1073741824" || s.Source != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("segment.bytes: %+v", s)
+	}
+
+	altered, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: "max.message.bytes", Value: kadmString("2000000")},
+		{Op: kadm.DeleteConfig, Name: "retention.ms"},
+	}, topic)
+	if err != nil || altered[0].Err != nil {
+		t.Fatalf("alter: %v %+v", err, altered)
+	}
+	desc, err := c.Client(0).DescribeTopic(ctx, topic)
+	for err == nil && desc.Config["max.message.bytes"] != "2000000" && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		desc, err = c.Client(0).DescribeTopic(ctx, topic)
+	}
+	if err != nil || desc.Config["max.message.bytes"] != "2000000" || desc.Config["retention.ms"] != "" {
+		t.Fatalf("after altering, HTTP describes %v (%v)", desc.Config, err)
+	}
+	bad, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "segment.bytes", Value: kadmString("12")}}, topic)
+	if err != nil || !errors.Is(bad[0].Err, kerr.InvalidConfig) {
+		t.Fatalf("segment.bytes=12: %v %+v", err, bad)
+	}
+	if got := describe()["segment.bytes"]; got.Source != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("a refused change changed segment.bytes: %+v", got)
+	}
+
+	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)
+	if err != nil || dc.ErrorCode != 0 {
+		t.Fatalf("describe cluster: %v %d", err, dc.ErrorCode)
+	}
+	meta, err := c.Client(0).Metadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dc.Brokers) != 3 || dc.ClusterID != meta.ClusterID || dc.ControllerID < 0 {
+		t.Fatalf("describe cluster: %+v; HTTP metadata %+v", dc, meta)
+	}
+}
