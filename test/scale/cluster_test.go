@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +36,7 @@ func binaries(t testing.TB) []binary {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return []binary{{"this tree", p}}
+		return []binary{{"this-tree", p}}
 	}
 	var out []binary
 	for _, item := range strings.Split(v, ",") {
@@ -117,6 +119,43 @@ func (bc *benchCluster) peerRequests() []map[string]int64 {
 		out[i] = p.counts()
 	}
 	return out
+}
+
+// profile, when KAIRO_BENCH_PROFILE names a directory, starts a CPU
+// profile of every broker over the next window, written there as
+// name-broker-i.pprof; the function it returns waits for them. The
+// profiles come from each broker's --debug-listen address.
+func (bc *benchCluster) profile(t testing.TB, name string, window time.Duration) (wait func()) {
+	dir := os.Getenv("KAIRO_BENCH_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	for i, p := range bc.proxies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.debugAddr, int(window.Seconds()))
+			hc := &http.Client{Timeout: window + time.Minute}
+			resp, err := hc.Get(url)
+			if err != nil {
+				t.Errorf("profile of broker %d: %v", i, err)
+				return
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("%s: %s", resp.Status, body)
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-broker-%d.pprof", name, i)), body, 0o644)
+			}
+			if err != nil {
+				t.Errorf("profile of broker %d: %v", i, err)
+			}
+		}()
+	}
+	return wg.Wait
 }
 
 // processCPU is the user and system CPU time of a process, from

@@ -13,7 +13,10 @@
 // alternating: "name=path,name=path" (default: this tree's cmd/broker,
 // built once). KAIRO_BENCH_ROUNDS (default 1) repeats each comparison;
 // KAIRO_BENCH_PARTITIONS (default "300,3000") sets the partition counts,
-// KAIRO_BENCH_IDLE (default 30s) the measuring window.
+// KAIRO_BENCH_IDLE (default 30s) the measuring window. With
+// KAIRO_BENCH_PROFILE set to a directory, every broker's CPU profile over
+// the window is written there (go tool pprof reads it); the profiler's
+// own cost is then in the CPU figure too.
 //
 // Every broker's peer listener is advertised behind a counting proxy, so
 // every binary's peer requests are counted the same way, whatever metrics

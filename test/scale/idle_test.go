@@ -58,9 +58,11 @@ func measureIdle(b *testing.B, bin binary, partitions int, window time.Duration)
 	load := loadAverage()
 	b.ResetTimer()
 	cpu0, req0 := bc.cpu(), bc.peerRequests()
+	profiled := bc.profile(b, fmt.Sprintf("idle-%s-%d", bin.name, partitions), window)
 	time.Sleep(window)
 	cpu1, req1 := bc.cpu(), bc.peerRequests()
 	b.StopTimer()
+	profiled()
 
 	var total time.Duration
 	perBroker := make([]string, 3)
