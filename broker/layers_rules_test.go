@@ -29,7 +29,7 @@ var importRules = []struct {
 		name:    "a front door reaches replicas, groups, the cluster and storage only through the core",
 		binds:   frontDoors,
 		direct:  true,
-		allowed: []string{"broker/api", "broker/memory", "broker/topicconfig", "broker/core"},
+		allowed: []string{"broker/api", "broker/auth", "broker/memory", "broker/topicconfig", "broker/core"},
 	},
 	{
 		name:    "the operator and kairoctl reach brokers only over their APIs",

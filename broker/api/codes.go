@@ -67,13 +67,21 @@ const (
 	// takes (INVALID_RECORD: transactional, control, offset deltas).
 	CodeCorruptMessage = "CORRUPT_MESSAGE"
 	CodeInvalidRecord  = "INVALID_RECORD"
+	// A request its principal may not make (Kafka's codes of the same
+	// names): the ACLs allow it nothing on the topic, the group or the
+	// cluster it names. A request without credentials, or with bad ones,
+	// is UNAUTHENTICATED.
+	CodeTopicAuthorizationFailed   = "TOPIC_AUTHORIZATION_FAILED"
+	CodeGroupAuthorizationFailed   = "GROUP_AUTHORIZATION_FAILED"
+	CodeClusterAuthorizationFailed = "CLUSTER_AUTHORIZATION_FAILED"
 )
 
 // Codes that only travel between brokers: the fencing and placement
 // answers of the controller and of a partition leader, and the peer
 // listener's refusal of a caller without the cluster secret. A client of
-// the public API never sees them; the broker maps them to a public code
-// first.
+// the public API never sees them (the broker maps them to a public code
+// first), except UNAUTHENTICATED, which a client port that authenticates
+// answers too.
 const (
 	CodeNotLeader           = "NOT_LEADER"
 	CodeFencedLeaderEpoch   = "FENCED_LEADER_EPOCH"
@@ -106,8 +114,11 @@ var statuses = map[string]int{
 	CodeCorruptMessage:           http.StatusBadRequest,
 	CodeInvalidRecord:            http.StatusBadRequest,
 
-	CodeUnauthenticated: http.StatusUnauthorized,
-	CodeInternalTopic:   http.StatusForbidden,
+	CodeUnauthenticated:            http.StatusUnauthorized,
+	CodeInternalTopic:              http.StatusForbidden,
+	CodeTopicAuthorizationFailed:   http.StatusForbidden,
+	CodeGroupAuthorizationFailed:   http.StatusForbidden,
+	CodeClusterAuthorizationFailed: http.StatusForbidden,
 
 	CodeNotFound:         http.StatusNotFound,
 	CodeUnknownTopic:     http.StatusNotFound,

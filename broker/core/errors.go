@@ -181,6 +181,7 @@ var errorRules = []struct {
 	{metadata.ErrInvalidCommand, api.CodeInvalidArgument},
 	// Another broker's block of producer ids committed first: ask again.
 	{metadata.ErrStaleProducerIDs, api.CodeNotController},
+	{metadata.ErrInvalidUser, api.CodeInvalidArgument},
 	// Fencing of the replicas' own proposals (leader epochs, partition
 	// epochs, ISR changes): a leadership or reassignment moved meanwhile.
 	{metadata.ErrFencedLeaderEpoch, api.CodeLeaderNotAvailable},

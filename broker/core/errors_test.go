@@ -101,6 +101,7 @@ var clientErrorTable = []struct {
 	{"metadata.ErrInvalidISR", metadata.ErrInvalidISR, api.CodeLeaderNotAvailable, 503},
 	{"metadata.ErrStaleBrokerEpoch", metadata.ErrStaleBrokerEpoch, api.CodeNotReady, 503},
 	{"metadata.ErrInvalidCommand", metadata.ErrInvalidCommand, api.CodeInvalidArgument, 400},
+	{"metadata.ErrInvalidUser", metadata.ErrInvalidUser, api.CodeInvalidArgument, 400},
 	{"metadata.ErrNotReady", metadata.ErrNotReady, api.CodeNotReady, 503},
 	{"metadata.ErrRequestTimedOut", metadata.ErrRequestTimedOut, api.CodeRequestTimedOut, 503},
 

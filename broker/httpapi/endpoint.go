@@ -12,13 +12,18 @@ import (
 // endpoint is that shape, once; a route names its three parts.
 
 // endpoint serves a route: read builds the core's request from the HTTP
-// request (an *api.Error for bad input), call runs it, reply turns the
-// request and its result into the status and the JSON body.
+// request (an *api.Error for bad input), authorize checks that the
+// principal may make it, call runs it, reply turns the request and its
+// result into the status and the JSON body.
 func endpoint[Req, Resp any](s *Server, read func(*Server, *http.Request) (Req, error),
 	call func(context.Context, Req) (Resp, error), reply func(Req, Resp) (int, any)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := read(s, r)
 		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.authorize(r, req); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

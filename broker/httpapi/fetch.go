@@ -49,6 +49,10 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, q.err)
 		return
 	}
+	if err := s.authorize(r, args); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	res, err := s.b.Fetch(r.Context(), args)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/auth"
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/core"
@@ -54,6 +56,9 @@ type node struct {
 	runDone  chan struct{}
 	cfg      config.Config
 	ln       string
+	public   *httpapi.Server
+	// client sends the requests of do (nil: httpClient).
+	client *http.Client
 }
 
 type nodeOptions struct {
@@ -68,6 +73,12 @@ type nodeOptions struct {
 	// bootstrap are the peer addresses a broker that is not an initial
 	// voter registers through.
 	bootstrap []string
+	// tls serves the client listener over TLS (client is then the
+	// client that trusts it); security is its authentication and
+	// authorization.
+	tls      *tls.Config
+	client   *http.Client
+	security auth.Listener
 }
 
 // testSecret is the cluster secret of the test brokers.
@@ -123,13 +134,19 @@ func startNode(t testing.TB, o nodeOptions) *node {
 		peerLn.Close()
 		t.Fatal(err)
 	}
-	public := httpapi.New(b, httpapi.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes, BodyTimeout: s.ClientIOTimeout})
+	public := httpapi.New(b, httpapi.Options{Logger: quietLogger(), MaxBodyBytes: s.MaxRequestBytes, BodyTimeout: s.ClientIOTimeout,
+		Security: o.security})
 	counter := &requestCounter{next: public}
-	srv := serveOn(ln, counter)
+	var srv *httptest.Server
+	if o.tls != nil {
+		srv = serveTLSOn(ln, counter, o.tls)
+	} else {
+		srv = serveOn(ln, counter)
+	}
 	peerSrv := serveOn(peerLn, &requestCounter{next: b.PeerHandler(), state: counter.shared()})
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &node{t: t, requests: counter, b: b, srv: srv, peerSrv: peerSrv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}),
-		cfg: cfg, ln: ln.Addr().String()}
+		cfg: cfg, ln: ln.Addr().String(), public: public, client: o.client}
 	go func() { _ = b.Run(ctx); close(n.runDone) }()
 	t.Cleanup(n.stop)
 	return n
@@ -141,6 +158,16 @@ func serveOn(ln net.Listener, h http.Handler) *httptest.Server {
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
+	return srv
+}
+
+// serveTLSOn serves h over TLS on a listener the test holds.
+func serveTLSOn(ln net.Listener, h http.Handler, conf *tls.Config) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.TLS = conf
+	srv.StartTLS()
 	return srv
 }
 
@@ -282,7 +309,11 @@ func (n *node) do(t testing.TB, method, path, body string) (int, string) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := httpClient.Do(req)
+	c := httpClient
+	if n.client != nil {
+		c = n.client
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -97,9 +97,12 @@ type route struct {
 	// (Broker.AwaitMetadata) before their handler runs: all but the
 	// probes, /metrics and the broker-to-broker paths.
 	needsMetadata bool
-	requests      *prometheus.CounterVec
-	duration      prometheus.Observer
-	ok            prometheus.Counter
+	// open routes answer without authentication: the probes and
+	// /metrics, which kubelet and Prometheus call without credentials.
+	open     bool
+	requests *prometheus.CounterVec
+	duration prometheus.Observer
+	ok       prometheus.Counter
 }
 
 func (rt *route) observe(status int, d time.Duration) {

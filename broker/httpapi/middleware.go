@@ -75,7 +75,8 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // ServeHTTP is the middleware chain: recover, body limit and deadline,
 // routing (with JSON 404/405), the request's memory account, the wait for
-// the broker's metadata, then metrics and the request log.
+// the broker's metadata, authentication (security.go), then metrics and the
+// request log.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	rec := &statusRecorder{ResponseWriter: w, writeTimeout: s.opts.BodyTimeout}
@@ -112,6 +113,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r, release = withAccount(r)
 		defer release()
 		if err := s.b.AwaitMetadata(r.Context()); err != nil {
+			s.writeError(rec, r, err)
+			return
+		}
+	}
+	// After the metadata: the users are in it.
+	if !route.open && !s.opts.Security.Open() {
+		var err error
+		if r, err = s.authenticate(rec, r); err != nil {
 			s.writeError(rec, r, err)
 			return
 		}

@@ -47,6 +47,10 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, cerr)
 		return
 	}
+	if err := s.authorize(r, args); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	positions, err := s.b.Produce(r.Context(), args)
 	s.countProduced(args.Records, positions)
 	if err != nil {

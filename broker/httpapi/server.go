@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kairolog/kairolog/broker/auth"
 	"github.com/kairolog/kairolog/broker/core"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Now is the clock for latencies; nil = time.Now.
 	Now func() time.Time
+	// Security is the listener's authentication and authorization
+	// (security.go); the zero value is an open listener.
+	Security auth.Listener
 }
 
 // Server is the broker's http.Handler.
@@ -57,6 +61,8 @@ type Server struct {
 	metrics *metrics
 	panics  prometheus.Counter
 	now     func() time.Time
+	// passwords remembers the Basic passwords that verified.
+	passwords auth.PasswordCache
 }
 
 // New builds the handler for b.
@@ -109,7 +115,7 @@ func (s *Server) handle(pattern, name string, kind routeKind, h http.HandlerFunc
 // /metrics, and the broker-to-broker paths, over which a starting broker
 // registers and catches up.
 func (s *Server) handleOps(pattern, name string, kind routeKind, h http.HandlerFunc) {
-	s.route(pattern, name, kind, h)
+	s.route(pattern, name, kind, h).open = true
 }
 
 func (s *Server) route(pattern, name string, kind routeKind, h http.HandlerFunc) *route {
@@ -139,6 +145,7 @@ func (s *Server) registerRoutes() {
 	s.seedGroupRoutes()
 	s.groupRoutes()
 	s.clusterRoutes()
+	s.userRoutes()
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {

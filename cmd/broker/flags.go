@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kairolog/kairolog/broker/auth"
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/peer"
@@ -32,6 +34,10 @@ type options struct {
 	tlsKeyFile        string
 	tlsCAFile         string
 	peerTLS           string
+	httpTLS           bool
+	httpAuth          string
+	authorization     bool
+	superUsers        string
 	kafkaListen       string
 	kafkaAdvertised   string
 	gatewayListen     string
@@ -74,6 +80,10 @@ func parseOptions(args []string, getenv func(string) string, hostname string, st
 	fs.StringVar(&o.tlsKeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
 	fs.StringVar(&o.tlsCAFile, "tls-ca-file", "", "PEM bundle of the CAs this broker trusts for other brokers' and clients' certificates")
 	fs.StringVar(&o.peerTLS, "peer-tls", "", "mutual TLS on the peer and raft transports: off, permissive (TLS and plain, the step of a rolling change) or required (default: required with --tls-cert-file, else off)")
+	fs.BoolVar(&o.httpTLS, "http-tls", false, "serve the HTTP client API over TLS with --tls-cert-file; client certificates of --tls-ca-file are verified when sent")
+	fs.StringVar(&o.httpAuth, "http-authentication", "none", "how HTTP clients authenticate: none, scram-sha-512 (HTTP Basic against the users' SCRAM credentials; needs --http-tls) or tls (a client certificate of the cluster CA; needs --http-tls)")
+	fs.BoolVar(&o.authorization, "authorization", false, "check every client request against the users' ACLs (403 when none allows it; anonymous requests are refused)")
+	fs.StringVar(&o.superUsers, "super-users", "", "comma-separated user names that may do anything whatever the ACLs say (the operator's certificate always may)")
 	fs.StringVar(&o.initialVoters, "initial-voters", "", "metadata quorum at bootstrap: 0@host:9093,1@host:9093,… (empty: a one-voter cluster of this broker)")
 	fs.StringVar(&o.bootstrapServers, "bootstrap-servers", "", "peer addresses to register through when not a voter (default: the voters' hosts with this broker's peer port)")
 	fs.StringVar(&o.rack, "rack", "", "rack or zone, to spread replicas")
@@ -219,6 +229,39 @@ func peerTLS(o *options) (*tlsconf.Transport, error) {
 		return nil, err
 	}
 	return tlsconf.NewTransport(m, mode)
+}
+
+// httpSecurity is the TLS (nil: plain) and the authentication and
+// authorization of the HTTP client listener.
+func httpSecurity(o *options) (*tls.Config, auth.Listener, error) {
+	authn, err := auth.ParseAuthentication(o.httpAuth)
+	if err != nil {
+		return nil, auth.Listener{}, fmt.Errorf("--http-authentication: %w", err)
+	}
+	sec := auth.Listener{Authentication: authn, Authorization: o.authorization,
+		Authorizer: auth.Authorizer{SuperUsers: splitList(o.superUsers)}}
+	if !o.httpTLS {
+		if authn != auth.AuthNone {
+			return nil, sec, fmt.Errorf("--http-authentication=%s needs --http-tls: Basic sends the password, a certificate needs the handshake", authn)
+		}
+		return nil, sec, nil
+	}
+	m, err := tlsconf.Load(tlsFiles(o))
+	if err != nil {
+		return nil, sec, fmt.Errorf("--http-tls: %w", err)
+	}
+	return m.ServerConfig(), sec, nil
+}
+
+// splitList is a comma-separated flag's values, without blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // brokerConfig builds the broker's Config from the options.

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,6 +77,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	httpTLS, httpSec, err := httpSecurity(o)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
@@ -103,7 +108,10 @@ func run(args []string) error {
 		log.Info("No cluster secret configured: this lone broker generated one, so no other broker can join it (set --peer-secret-file on every broker of a cluster)")
 	}
 	public := httpapi.New(b, httpapi.Options{Logger: log, MaxBodyBytes: cfg.Settings.MaxRequestBytes,
-		BodyTimeout: cfg.Settings.ClientIOTimeout})
+		BodyTimeout: cfg.Settings.ClientIOTimeout, Security: httpSec})
+	if httpTLS != nil {
+		ln = tls.NewListener(ln, httpTLS)
+	}
 	srv := newHTTPServer(log, public)
 	// TLS between brokers wraps the peer listener without touching the
 	// handler: mutual TLS admits only broker certificates, and every call
@@ -112,6 +120,7 @@ func run(args []string) error {
 	peerSrv := newHTTPServer(log, b.PeerHandler())
 	kafkaSrvs := newKafkaServers(log, b, cfg, kafkaLns)
 	log.Info("Broker starting", "id", cfg.ID, "listen", ln.Addr().String(), "advertised", cfg.HTTPAdvertise,
+		"http_tls", httpTLS != nil, "http_authentication", httpSec.Authentication, "authorization", httpSec.Authorization,
 		"peer_listen", peerLn.Addr().String(), "peer_advertised", cfg.PeerAdvertise, "peer_tls", peerTLSMode(cfg),
 		"kafka_listen", kafkaLns.kafka.Addr().String(), "kafka_advertised", cfg.KafkaAdvertise,
 		"kafka_gateway_listen", kafkaLns.gateway.Addr().String(), "kafka_gateway_advertised", kafkaLns.gatewayAdvertised,

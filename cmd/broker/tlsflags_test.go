@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/auth"
 	"github.com/kairolog/kairolog/broker/tlsconf"
 	"github.com/kairolog/kairolog/internal/pki"
 )
@@ -66,6 +67,61 @@ func TestPeerTLSFlags(t *testing.T) {
 			t.Errorf("%s: peer TLS %s, want plain", tc.name, cfg.PeerTLS.Mode)
 		case tc.mode != "" && (cfg.PeerTLS == nil || cfg.PeerTLS.Mode != tc.mode):
 			t.Errorf("%s: peer TLS %v, want %s", tc.name, cfg.PeerTLS, tc.mode)
+		}
+	}
+}
+
+// TestHTTPSecurityFlags: --http-tls serves the client API with the
+// --tls-* files; authentication without TLS, an unknown authentication or
+// --http-tls without files is a clear error; --super-users is a list.
+func TestHTTPSecurityFlags(t *testing.T) {
+	ca, err := pki.NewAuthority("flags", time.Now(), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue(pki.LeafSpec{CommonName: "b", Organization: pki.OrgBroker, Server: true, Client: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
+		"--tls-ca-file", filepath.Join(dir, "ca.crt")}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		tls     bool
+		authn   auth.Authentication
+		wantErr string
+	}{
+		{"open", nil, false, auth.AuthNone, ""},
+		{"TLS", append(files, "--http-tls"), true, auth.AuthNone, ""},
+		{"SCRAM over TLS", append(files, "--http-tls", "--http-authentication", "scram-sha-512", "--authorization",
+			"--super-users", "root, admin"), true, auth.AuthSCRAM, ""},
+		{"SCRAM without TLS", []string{"--http-authentication", "scram-sha-512"}, false, "", "needs --http-tls"},
+		{"unknown", append(files, "--http-tls", "--http-authentication", "kerberos"), false, "", "want none, scram-sha-512 or tls"},
+		{"TLS without files", []string{"--http-tls"}, false, "", "--tls-cert-file"},
+	} {
+		o, err := parseOptions(tc.args, func(string) string { return "" }, "kairo-0", io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		conf, sec, err := httpSecurity(o)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v, want an error mentioning %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || (conf != nil) != tc.tls || sec.Authentication != tc.authn {
+			t.Errorf("%s: tls %v, %+v, %v", tc.name, conf != nil, sec, err)
+		}
+		if tc.name == "SCRAM over TLS" && (!sec.Authorization || strings.Join(sec.Authorizer.SuperUsers, ",") != "root,admin") {
+			t.Errorf("%s: %+v", tc.name, sec)
 		}
 	}
 }

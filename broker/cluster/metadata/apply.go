@@ -84,6 +84,16 @@ func (img *Image) apply(c Command, index uint64) error {
 			return missing
 		}
 		return img.allocateIDs(*c.AllocateIDs)
+	case CmdPutUser:
+		if c.PutUser == nil {
+			return missing
+		}
+		return img.putUser(*c.PutUser)
+	case CmdDeleteUser:
+		if c.DeleteUser == nil {
+			return missing
+		}
+		return img.deleteUser(c.DeleteUser.Name)
 	}
 	if c.Broker == nil {
 		return missing

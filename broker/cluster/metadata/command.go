@@ -3,6 +3,8 @@ package metadata
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/kairolog/kairolog/broker/auth"
 )
 
 // CommandType names a metadata command.
@@ -28,6 +30,8 @@ const (
 	CmdCancelDrain      CommandType = "cancel_drain"
 	CmdRemoveBroker     CommandType = "remove_broker"
 	CmdAllocateIDs      CommandType = "allocate_producer_ids"
+	CmdPutUser          CommandType = "put_user"
+	CmdDeleteUser       CommandType = "delete_user"
 )
 
 // Command is one entry of the metadata log: its Type and the matching
@@ -46,6 +50,13 @@ type Command struct {
 	ElectLeaders     *ElectLeaders     `json:"elect_leaders,omitempty"`
 	Reassign         *Reassign         `json:"reassign,omitempty"`
 	AllocateIDs      *AllocateIDs      `json:"allocate_producer_ids,omitempty"`
+	PutUser          *auth.User        `json:"put_user,omitempty"`
+	DeleteUser       *UserRef          `json:"delete_user,omitempty"`
+}
+
+// UserRef names a user.
+type UserRef struct {
+	Name string `json:"name"`
 }
 
 // InitCluster names the cluster once; later ones change nothing.

@@ -43,6 +43,7 @@ var (
 	// ErrStaleProducerIDs: an AllocateIDs planned from a next producer id
 	// the image no longer has (another block was handed out meanwhile).
 	ErrStaleProducerIDs = errors.New("producer id block already handed out")
+	ErrInvalidUser      = errors.New("invalid user")
 )
 
 // codes names the API code of each error; package api holds the HTTP
@@ -75,6 +76,7 @@ var codes = []struct {
 	{ErrNotReady, api.CodeNotReady},
 	{ErrRequestTimedOut, api.CodeRequestTimedOut},
 	{ErrStaleProducerIDs, api.CodeNotController},
+	{ErrInvalidUser, api.CodeInvalidArgument},
 }
 
 // Code returns the API error code of err ("UNKNOWN_TOPIC", …) and the HTTP

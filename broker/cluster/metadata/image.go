@@ -3,6 +3,8 @@ package metadata
 import (
 	"slices"
 	"sort"
+
+	"github.com/kairolog/kairolog/broker/auth"
 )
 
 // NoLeader is the Leader of a partition that has none.
@@ -25,6 +27,8 @@ type Image struct {
 	// below it belong to blocks given to brokers (AllocateIDs) and are
 	// never given again.
 	NextProducerID int64 `json:"next_producer_id,omitempty"`
+	// Users by name: their SCRAM credentials and ACLs (broker/auth).
+	Users map[string]*auth.User `json:"users,omitempty"`
 
 	// owned marks the topics an Apply in progress has already copied, so
 	// a command touching many partitions of one topic copies it once.
@@ -180,6 +184,12 @@ func (img *Image) clone() *Image {
 	}
 	for n, t := range img.Topics {
 		next.Topics[n] = t
+	}
+	if len(img.Users) > 0 {
+		next.Users = make(map[string]*auth.User, len(img.Users))
+		for n, u := range img.Users {
+			next.Users[n] = u
+		}
 	}
 	next.owned = map[string]bool{}
 	return next
