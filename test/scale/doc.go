@@ -1,6 +1,9 @@
 // Package scale measures replication at scale on real broker processes:
 // what an idle three-broker cluster at replication factor 3 costs as its
-// partition count grows, in CPU and in peer requests per broker. The
+// partition count grows, in CPU and in peer requests per broker
+// (BenchmarkIdleCost), and how long a broker restarted after the others
+// took 1 GiB over 1000 partitions takes to rejoin every ISR
+// (BenchmarkCatchUp, KAIRO_BENCH_CATCHUP_MB sets the size). The
 // figures go to docs/benchmarks.md ("Replication at scale"); nothing here
 // asserts a speed.
 //
@@ -8,6 +11,7 @@
 // cluster per case, so run them once:
 //
 //	go test ./test/scale -run '^$' -bench IdleCost -benchtime 1x -timeout 3h -v
+//	go test ./test/scale -run '^$' -bench CatchUp -benchtime 1x -timeout 1h -v
 //
 // KAIRO_BENCH_BROKERS measures broker binaries side by side in one run,
 // alternating: "name=path,name=path" (default: this tree's cmd/broker,
