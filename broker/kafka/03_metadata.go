@@ -18,7 +18,9 @@ import (
 // (v10+, which may also name the topics asked for). A topic a client names
 // that does not exist is created when the client allows it (v4+) and the
 // broker's auto.create.topics.enable does. On the gateway, this broker is
-// the only one, and leads everything.
+// the only one, and leads everything. With authorization on, the topics
+// the principal may not Describe are left out, or TOPIC_AUTHORIZATION_FAILED
+// when named (authorize.go).
 func init() { register(3, 0, 13, (*Server).metadata) }
 
 func (s *Server) metadata(ctx context.Context, req *request) kmsg.Response {
@@ -66,6 +68,14 @@ func (s *Server) metadata(ctx context.Context, req *request) kmsg.Response {
 				continue
 			}
 		case rt.Topic != nil:
+			if !mayDescribeTopic(s.opts.Core, ctx, *rt.Topic) {
+				// Named but not to be seen: Kafka says so rather than
+				// whether it exists, and never creates it.
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic, mt.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
 			t = byName[*rt.Topic]
 		}
 		if t != nil {

@@ -53,6 +53,14 @@ func (c *conn) serve(ctx context.Context) {
 	defer c.nc.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Who the client is comes first: its certificate, then its SASL
+	// exchange when the listener asks for one; a client that fails either
+	// is disconnected, as Kafka does.
+	id, ok := c.authenticate(ctx)
+	if !ok {
+		return
+	}
+	ctx = withIdentity(ctx, id)
 	next := make(chan *request, 1)
 	go func() {
 		defer close(next)
@@ -85,6 +93,8 @@ func (c *conn) serve(ctx context.Context) {
 func (c *conn) logReadError(err error) {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, context.Canceled):
+	case errors.Is(err, errSASL):
+		c.s.log.Info("Closing a Kafka connection that did not authenticate", "remote", c.nc.RemoteAddr().String(), "error", err)
 	case errors.Is(err, errFrame), errors.Is(err, memory.ErrNeverFits):
 		c.s.log.Warn("Closing a Kafka connection", "remote", c.nc.RemoteAddr().String(), "error", err)
 	default:
@@ -179,10 +189,21 @@ func (c *conn) answer(ctx context.Context, req *request) error {
 	if resp == nil {
 		return nil
 	}
+	return c.write(req, resp)
+}
+
+// write sends resp as the reply to req, giving req's memory back once the
+// reply is encoded.
+func (c *conn) write(req *request, resp kmsg.Response) error {
 	c.reply = appendReply(c.reply[:0], req.correlationID, resp)
 	req.account.Release()
+	return c.writeBytes(c.reply)
+}
+
+// writeBytes writes b within the I/O timeout.
+func (c *conn) writeBytes(b []byte) error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.IOTimeout))
-	_, err := c.nc.Write(c.reply)
+	_, err := c.nc.Write(b)
 	if cap(c.reply) > maxKeptReplyBuffer {
 		c.reply = nil
 	}

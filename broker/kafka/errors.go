@@ -51,6 +51,10 @@ var kafkaCodes = map[string]*kerr.Error{
 	api.CodeRebalanceInProgress:      kerr.RebalanceInProgress,
 	api.CodeNonEmptyGroup:            kerr.NonEmptyGroup,
 	api.CodeReassignmentInProgress:   kerr.ReassignmentInProgress,
+	// Authorization (authorize.go).
+	api.CodeTopicAuthorizationFailed:   kerr.TopicAuthorizationFailed,
+	api.CodeGroupAuthorizationFailed:   kerr.GroupAuthorizationFailed,
+	api.CodeClusterAuthorizationFailed: kerr.ClusterAuthorizationFailed,
 }
 
 // errorCode is the Kafka error code of a core error: 0 for nil.

@@ -3,12 +3,14 @@ package kafka
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/auth"
 	"github.com/kairolog/kairolog/broker/memory"
 )
 
@@ -54,8 +56,19 @@ type Options struct {
 	// (connections.max.idle.ms).
 	IdleTimeout time.Duration
 	// IOTimeout bounds reading one frame once its size has arrived, and
-	// writing one reply (client.io.timeout.ms).
+	// writing one reply (client.io.timeout.ms), and a TLS handshake.
 	IOTimeout time.Duration
+	// TLS, when set, serves the listener over TLS (Kafka's SSL and
+	// SASL_SSL listeners); client certificates it verifies may name the
+	// principal (security.go).
+	TLS *tls.Config
+	// Security is the listener's authentication and authorization: who
+	// must prove what before any request runs, and whether every request
+	// is checked against the users' ACLs.
+	Security auth.Listener
+	// Users finds a user of the metadata quorum by name: SASL checks
+	// passwords against its SCRAM credential, authorization its ACLs.
+	Users func(name string) *auth.User
 }
 
 // Server is a Kafka listener's connections.
@@ -65,6 +78,9 @@ type Server struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// passwords remembers the PLAIN passwords that verified.
+	passwords auth.PasswordCache
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -92,6 +108,12 @@ func New(opts Options) *Server {
 	}
 	if opts.IOTimeout <= 0 {
 		opts.IOTimeout = DefaultIOTimeout
+	}
+	if opts.Users == nil {
+		opts.Users = func(string) *auth.User { return nil }
+	}
+	if opts.Security.Authorization {
+		opts.Core = authorizing{Core: opts.Core, sec: opts.Security, users: opts.Users}
 	}
 	s := &Server{opts: opts, log: opts.Logger, listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -129,6 +151,9 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		pause = 0
+		if s.opts.TLS != nil {
+			nc = tls.Server(nc, s.opts.TLS)
+		}
 		if !s.track(nc) {
 			nc.Close()
 			return ErrServerClosed

@@ -36,6 +36,10 @@ type options struct {
 	peerTLS           string
 	httpTLS           bool
 	httpAuth          string
+	kafkaTLS          bool
+	kafkaAuth         string
+	gatewayTLS        bool
+	gatewayAuth       string
 	authorization     bool
 	superUsers        string
 	kafkaListen       string
@@ -82,7 +86,11 @@ func parseOptions(args []string, getenv func(string) string, hostname string, st
 	fs.StringVar(&o.peerTLS, "peer-tls", "", "mutual TLS on the peer and raft transports: off, permissive (TLS and plain, the step of a rolling change) or required (default: required with --tls-cert-file, else off)")
 	fs.BoolVar(&o.httpTLS, "http-tls", false, "serve the HTTP client API over TLS with --tls-cert-file; client certificates of --tls-ca-file are verified when sent")
 	fs.StringVar(&o.httpAuth, "http-authentication", "none", "how HTTP clients authenticate: none, scram-sha-512 (HTTP Basic against the users' SCRAM credentials; needs --http-tls) or tls (a client certificate of the cluster CA; needs --http-tls)")
-	fs.BoolVar(&o.authorization, "authorization", false, "check every client request against the users' ACLs (403 when none allows it; anonymous requests are refused)")
+	fs.BoolVar(&o.kafkaTLS, "kafka-tls", false, "serve the Kafka listener over TLS with --tls-cert-file (Kafka's SSL and SASL_SSL); client certificates of --tls-ca-file are verified when sent")
+	fs.StringVar(&o.kafkaAuth, "kafka-authentication", "none", "how Kafka clients authenticate on the Kafka listener: none, scram-sha-512 (SASL SCRAM-SHA-512 against the users' SCRAM credentials, and SASL PLAIN against the same credentials when --kafka-tls is on) or tls (a client certificate of the cluster CA; needs --kafka-tls)")
+	fs.BoolVar(&o.gatewayTLS, "kafka-gateway-tls", false, "serve the Kafka gateway listener over TLS with --tls-cert-file, as --kafka-tls does the Kafka listener")
+	fs.StringVar(&o.gatewayAuth, "kafka-gateway-authentication", "none", "how Kafka clients authenticate on the Kafka gateway listener: none, scram-sha-512 or tls, as --kafka-authentication")
+	fs.BoolVar(&o.authorization, "authorization", false, "check every client request, HTTP and Kafka, against the users' ACLs (HTTP 403 or Kafka's *_AUTHORIZATION_FAILED when none allows it; anonymous requests are refused)")
 	fs.StringVar(&o.superUsers, "super-users", "", "comma-separated user names that may do anything whatever the ACLs say (the operator's certificate always may)")
 	fs.StringVar(&o.initialVoters, "initial-voters", "", "metadata quorum at bootstrap: 0@host:9093,1@host:9093,… (empty: a one-voter cluster of this broker)")
 	fs.StringVar(&o.bootstrapServers, "bootstrap-servers", "", "peer addresses to register through when not a voter (default: the voters' hosts with this broker's peer port)")
@@ -249,6 +257,31 @@ func httpSecurity(o *options) (*tls.Config, auth.Listener, error) {
 	m, err := tlsconf.Load(tlsFiles(o))
 	if err != nil {
 		return nil, sec, fmt.Errorf("--http-tls: %w", err)
+	}
+	return m.ServerConfig(), sec, nil
+}
+
+// kafkaSecurity is the TLS (nil: plain) and the authentication and
+// authorization of a Kafka listener: flag is the listener's flag prefix
+// (kafka or kafka-gateway), tlsOn and authName its two flags' values.
+// SCRAM needs no TLS (it never sends the password; PLAIN, which does, is
+// offered only over TLS); a certificate needs the TLS handshake.
+func kafkaSecurity(o *options, flag string, tlsOn bool, authName string) (*tls.Config, auth.Listener, error) {
+	authn, err := auth.ParseAuthentication(authName)
+	if err != nil {
+		return nil, auth.Listener{}, fmt.Errorf("--%s-authentication: %w", flag, err)
+	}
+	sec := auth.Listener{Authentication: authn, Authorization: o.authorization,
+		Authorizer: auth.Authorizer{SuperUsers: splitList(o.superUsers)}}
+	if !tlsOn {
+		if authn == auth.AuthTLS {
+			return nil, sec, fmt.Errorf("--%s-authentication=tls needs --%s-tls: a certificate needs the handshake", flag, flag)
+		}
+		return nil, sec, nil
+	}
+	m, err := tlsconf.Load(tlsFiles(o))
+	if err != nil {
+		return nil, sec, fmt.Errorf("--%s-tls: %w", flag, err)
 	}
 	return m.ServerConfig(), sec, nil
 }

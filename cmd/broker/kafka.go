@@ -1,10 +1,12 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
 
+	"github.com/kairolog/kairolog/broker/auth"
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/core"
 	"github.com/kairolog/kairolog/broker/kafka"
@@ -120,15 +122,36 @@ type kafkaServers struct {
 	kafka, gateway *kafka.Server
 }
 
-func newKafkaServers(log *slog.Logger, b *core.Broker, cfg config.Config, l kafkaListeners) kafkaServers {
+// kafkaListenerSecurity is the TLS and the security of the Kafka listener
+// and of the gateway.
+type kafkaListenerSecurity struct {
+	kafkaTLS, gatewayTLS *tls.Config
+	kafka, gateway       auth.Listener
+}
+
+// kafkaSecurities reads the --kafka-* and --kafka-gateway-* security flags.
+func kafkaSecurities(o *options) (kafkaListenerSecurity, error) {
+	var sec kafkaListenerSecurity
+	var err error
+	if sec.kafkaTLS, sec.kafka, err = kafkaSecurity(o, "kafka", o.kafkaTLS, o.kafkaAuth); err != nil {
+		return sec, err
+	}
+	sec.gatewayTLS, sec.gateway, err = kafkaSecurity(o, "kafka-gateway", o.gatewayTLS, o.gatewayAuth)
+	return sec, err
+}
+
+func newKafkaServers(log *slog.Logger, b *core.Broker, cfg config.Config, l kafkaListeners, sec kafkaListenerSecurity) kafkaServers {
 	s := cfg.Settings
 	opts := kafka.Options{Logger: log, Core: b, NodeID: b.ID(), ClusterID: b.ClusterID, Memory: b.Memory().Requests,
-		MaxRequestBytes: s.SocketRequestMaxBytes, IdleTimeout: s.ConnectionsMaxIdle, IOTimeout: s.ClientIOTimeout}
+		MaxRequestBytes: s.SocketRequestMaxBytes, IdleTimeout: s.ConnectionsMaxIdle, IOTimeout: s.ClientIOTimeout,
+		Users: b.User}
 	gw := opts
 	gw.Logger = log.With("listener", "kafka-gateway")
 	gw.Mode, gw.Advertised = kafka.Gateway, l.gatewayAdvertised
+	gw.TLS, gw.Security = sec.gatewayTLS, sec.gateway
 	opts.Logger = log.With("listener", "kafka")
 	opts.Mode, opts.Advertised, opts.RequestContext = kafka.Direct, cfg.KafkaAdvertise, core.Local
+	opts.TLS, opts.Security = sec.kafkaTLS, sec.kafka
 	return kafkaServers{kafka: kafka.New(opts), gateway: kafka.New(gw)}
 }
 

@@ -81,6 +81,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	kafkaSec, err := kafkaSecurities(o)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
@@ -118,12 +122,14 @@ func run(args []string) error {
 	// must still carry the cluster secret.
 	peerLn = cfg.PeerTLS.Listener(peerLn)
 	peerSrv := newHTTPServer(log, b.PeerHandler())
-	kafkaSrvs := newKafkaServers(log, b, cfg, kafkaLns)
+	kafkaSrvs := newKafkaServers(log, b, cfg, kafkaLns, kafkaSec)
 	log.Info("Broker starting", "id", cfg.ID, "listen", ln.Addr().String(), "advertised", cfg.HTTPAdvertise,
 		"http_tls", httpTLS != nil, "http_authentication", httpSec.Authentication, "authorization", httpSec.Authorization,
 		"peer_listen", peerLn.Addr().String(), "peer_advertised", cfg.PeerAdvertise, "peer_tls", peerTLSMode(cfg),
 		"kafka_listen", kafkaLns.kafka.Addr().String(), "kafka_advertised", cfg.KafkaAdvertise,
+		"kafka_tls", kafkaSec.kafkaTLS != nil, "kafka_authentication", kafkaSec.kafka.Authentication,
 		"kafka_gateway_listen", kafkaLns.gateway.Addr().String(), "kafka_gateway_advertised", kafkaLns.gatewayAdvertised,
+		"kafka_gateway_tls", kafkaSec.gatewayTLS != nil, "kafka_gateway_authentication", kafkaSec.gateway.Authentication,
 		"raft", cfg.RaftListen, "data", cfg.DataDir, "voters", o.initialVoters)
 
 	if o.debugListen != "" {

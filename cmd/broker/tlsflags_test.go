@@ -125,3 +125,67 @@ func TestHTTPSecurityFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestKafkaSecurityFlags: --kafka-tls and --kafka-gateway-tls serve the
+// Kafka listeners with the --tls-* files; SCRAM needs no TLS, a
+// certificate does; an unknown authentication or TLS without files is a
+// clear error naming the flag; --authorization and --super-users apply to
+// both Kafka listeners as to HTTP.
+func TestKafkaSecurityFlags(t *testing.T) {
+	ca, err := pki.NewAuthority("flags", time.Now(), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue(pki.LeafSpec{CommonName: "b", Organization: pki.OrgBroker, Server: true, Client: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
+		"--tls-ca-file", filepath.Join(dir, "ca.crt")}
+	for _, tc := range []struct {
+		name                string
+		args                []string
+		env                 map[string]string
+		kafkaTLS, gwTLS     bool
+		kafkaAuthn, gwAuthn auth.Authentication
+		wantErr             string
+	}{
+		{"open", nil, nil, false, false, auth.AuthNone, auth.AuthNone, ""},
+		{"SASL_SSL and mTLS gateway", append(files, "--kafka-tls", "--kafka-authentication", "scram-sha-512",
+			"--kafka-gateway-tls", "--kafka-gateway-authentication", "tls", "--authorization", "--super-users", "root"),
+			nil, true, true, auth.AuthSCRAM, auth.AuthTLS, ""},
+		{"SASL_PLAINTEXT", []string{"--kafka-authentication", "scram-sha-512"}, nil, false, false, auth.AuthSCRAM, auth.AuthNone, ""},
+		{"from the environment", files, map[string]string{"KAIRO_KAFKA_GATEWAY_TLS": "true", "KAIRO_KAFKA_GATEWAY_AUTHENTICATION": "scram-sha-512"},
+			false, true, auth.AuthNone, auth.AuthSCRAM, ""},
+		{"certificate without TLS", []string{"--kafka-authentication", "tls"}, nil, false, false, "", "", "--kafka-authentication=tls needs --kafka-tls"},
+		{"gateway certificate without TLS", []string{"--kafka-gateway-authentication", "tls"}, nil, false, false, "", "", "--kafka-gateway-authentication=tls needs --kafka-gateway-tls"},
+		{"unknown", []string{"--kafka-authentication", "gssapi"}, nil, false, false, "", "", "want none, scram-sha-512 or tls"},
+		{"TLS without files", []string{"--kafka-gateway-tls"}, nil, false, false, "", "", "--kafka-gateway-tls"},
+	} {
+		o, err := parseOptions(tc.args, func(k string) string { return tc.env[k] }, "kairo-0", io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		sec, err := kafkaSecurities(o)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v, want an error mentioning %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || (sec.kafkaTLS != nil) != tc.kafkaTLS || (sec.gatewayTLS != nil) != tc.gwTLS ||
+			sec.kafka.Authentication != tc.kafkaAuthn || sec.gateway.Authentication != tc.gwAuthn {
+			t.Errorf("%s: %+v, %v", tc.name, sec, err)
+		}
+		if tc.name == "SASL_SSL and mTLS gateway" && (!sec.kafka.Authorization || !sec.gateway.Authorization ||
+			strings.Join(sec.gateway.Authorizer.SuperUsers, ",") != "root") {
+			t.Errorf("%s: authorization %+v %+v", tc.name, sec.kafka, sec.gateway)
+		}
+	}
+}

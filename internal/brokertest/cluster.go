@@ -3,6 +3,7 @@ package brokertest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,9 @@ type Options struct {
 	// Args, when set, gives broker i command-line flags beyond the
 	// cluster's own (--debug-listen, say).
 	Args func(i int) []string
+	// HTTPTLS, when set, is the client TLS of brokers whose HTTP API Args
+	// puts on TLS (--http-tls): readiness probes and Endpoint use https.
+	HTTPTLS *tls.Config
 }
 
 // Cluster is a set of broker processes on loopback addresses.
@@ -115,6 +119,11 @@ func NewCluster(opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{opts: opts, bin: opts.Binary, dir: opts.Dir, ipBase: 2 + rand.IntN(200),
 		httpc: &http.Client{Transport: client.NewTransport(), Timeout: 2 * time.Second}}
+	if opts.HTTPTLS != nil {
+		tr := client.NewTransport()
+		tr.TLSClientConfig = opts.HTTPTLS
+		c.httpc.Transport = tr
+	}
 	if c.bin == "" {
 		var err error
 		if c.bin, err = Build(); err != nil {
@@ -278,7 +287,14 @@ func (c *Cluster) KafkaAddresses() []string {
 func (c *Cluster) GatewayAddress(i int) string { return c.broker(i).gatewayAddress() }
 
 // Endpoint is broker i's HTTP base URL, "http://127.0.0.x:port".
-func (c *Cluster) Endpoint(i int) string { return "http://" + c.broker(i).address() }
+func (c *Cluster) Endpoint(i int) string { return c.scheme() + c.broker(i).address() }
+
+func (c *Cluster) scheme() string {
+	if c.opts.HTTPTLS != nil {
+		return "https://"
+	}
+	return "http://"
+}
 
 // Endpoints are every broker's HTTP base URL, by id.
 func (c *Cluster) Endpoints() []string {
@@ -556,7 +572,7 @@ func (c *Cluster) probeOne(ctx context.Context, p *proc) bool {
 	ready := false
 	if running {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.address()+"/ready", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.scheme()+p.address()+"/ready", nil)
 		if resp, err := c.httpc.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
