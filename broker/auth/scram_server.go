@@ -153,7 +153,11 @@ func (s *ScramServer) clientFinal(msg string) ([]byte, error) {
 	if attrs[0][2:] != base64.StdEncoding.EncodeToString([]byte(s.gs2Header)) {
 		return nil, fmt.Errorf("%w: channel binding differs from the GS2 header", ErrBadSASLMessage)
 	}
-	if attrs[1][2:] != s.nonce {
+	// The nonce must end with the one the server sent: librdkafka sends its
+	// own nonce again before the server's whole one (which starts with
+	// it), and Kafka's ScramSaslServer takes that; the proof covers the
+	// message as sent.
+	if !strings.HasSuffix(attrs[1][2:], s.nonce) {
 		return nil, fmt.Errorf("%w: nonce differs", ErrBadSASLMessage)
 	}
 	proof, err := base64.StdEncoding.DecodeString(proofAttr)

@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/sha512"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -130,4 +132,50 @@ func FuzzScramServer(f *testing.F) {
 			t.Fatalf("authenticated by %q, %q", first, final)
 		}
 	})
+}
+
+// TestScramServerLibrdkafkaNonce: librdkafka's client-final-message
+// repeats its own nonce before the server's whole nonce (which already
+// starts with it); Kafka accepts that, and so must the brokers, or kcat
+// cannot log in. The proof is checked over the message as sent; a nonce
+// that does not end with the server's is refused.
+func TestScramServerLibrdkafkaNonce(t *testing.T) {
+	cred, err := NewCredential("pw", MinIterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := map[string]*User{"alice": {Name: "alice", SCRAM: &cred}}
+	for _, tc := range []struct {
+		name   string
+		nonce  func(client, server string) string
+		wantOK bool
+	}{
+		{"as RFC 5802", func(_, server string) string { return server }, true},
+		{"as librdkafka", func(client, server string) string { return client + server }, true},
+		{"another nonce", func(client, _ string) string { return client + "forged" }, false},
+	} {
+		srv := NewScramServer(func(n string) *User { return users[n] })
+		const clientNonce = `rd\kafka-nonce`
+		bare := "n=alice,r=" + clientNonce
+		first, _, err := srv.Step([]byte("n,," + bare))
+		if err != nil {
+			t.Fatal(err)
+		}
+		serverNonce := strings.TrimPrefix(strings.Split(string(first), ",")[0], "r=")
+		withoutProof := "c=biws,r=" + tc.nonce(clientNonce, serverNonce)
+		clientKey, _, err := keys("pw", cred.Salt, cred.Iterations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := sha512.Sum512(clientKey)
+		signature := mac(stored[:], bare+","+string(first)+","+withoutProof)
+		proof := make([]byte, len(clientKey))
+		for i := range proof {
+			proof[i] = clientKey[i] ^ signature[i]
+		}
+		_, _, err = srv.Step([]byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof)))
+		if _, ok := srv.Principal(); ok != tc.wantOK || (err == nil) != tc.wantOK {
+			t.Errorf("%s: authenticated %v, %v", tc.name, ok, err)
+		}
+	}
 }
