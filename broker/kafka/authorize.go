@@ -106,8 +106,15 @@ func (a authorizing) Topology(ctx context.Context) (api.Topology, error) {
 	return topo, nil
 }
 
+// AutoCreateTopic needs Create. A principal that may not create the
+// topic but may Describe it is told it does not exist (yet), which clients
+// retry: this broker's metadata may lag a topic just created, by an
+// administrator, on the controller.
 func (a authorizing) AutoCreateTopic(ctx context.Context, name string) error {
 	if err := a.check(ctx, topicNeed(name, auth.OpCreate)); err != nil {
+		if a.allowed(ctx, topicNeed(name, auth.OpDescribe)) {
+			return api.Errorf(api.CodeUnknownTopic, "topic %q does not exist", name)
+		}
 		return err
 	}
 	return a.Core.AutoCreateTopic(ctx, name)
