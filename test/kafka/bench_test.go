@@ -81,11 +81,12 @@ func createBenchTopic(b *testing.B, seeds []string, rf int16) string {
 	return topic
 }
 
-// benchProduce produces b.N records and waits for every acknowledgement.
-func benchProduce(b *testing.B, seeds []string, topic string) {
+// benchProduce produces b.N records and waits for every acknowledgement;
+// opts are the clients' further options (TLS, SASL).
+func benchProduce(b *testing.B, seeds []string, topic string, opts ...kgo.Opt) {
 	b.SetBytes(benchRecordSize)
 	b.ResetTimer()
-	if err := produceN(seeds, topic, b.N); err != nil {
+	if err := produceN(seeds, topic, b.N, opts...); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
@@ -94,9 +95,9 @@ func benchProduce(b *testing.B, seeds []string, topic string) {
 
 // produceN produces n records of benchRecordSize bytes with a client of its
 // own, round robin over the partitions, and waits for every acknowledgement.
-func produceN(seeds []string, topic string, n int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+func produceN(seeds []string, topic string, n int, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.RoundRobinPartitioner())}, opts...)...)
 	if err != nil {
 		return err
 	}
@@ -120,9 +121,9 @@ func produceN(seeds []string, topic string, n int) error {
 
 // benchConsume consumes b.N records from the start of the topic, which the
 // produce benchmark filled (topped up here when it holds fewer).
-func benchConsume(b *testing.B, seeds []string, topic string) {
+func benchConsume(b *testing.B, seeds []string, topic string, opts ...kgo.Opt) {
 	ctx := context.Background()
-	top, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	top, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,13 +135,13 @@ func benchConsume(b *testing.B, seeds []string, topic string) {
 	var have int64
 	offs.Each(func(o kadm.ListedOffset) { have += o.Offset })
 	if missing := int64(b.N) - have; missing > 0 {
-		if err := produceN(seeds, topic, int(missing)); err != nil {
+		if err := produceN(seeds, topic, int(missing), opts...); err != nil {
 			b.Fatal(err)
 		}
 	}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -87,13 +87,16 @@ func (p *securePKI) clientTLS(certs ...tls.Certificate) *tls.Config {
 	return &tls.Config{RootCAs: p.roots, Certificates: certs, MinVersion: tls.VersionTLS12}
 }
 
+// authorizationFlags turn authorization on with "root" a superuser.
+var authorizationFlags = []string{"--authorization", "--super-users", "root"}
+
 // tlsFlags are the --tls-* flags of every broker.
 func (p *securePKI) tlsFlags() []string {
 	return []string{"--tls-cert-file", p.brokerCert, "--tls-key-file", p.brokerKey, "--tls-ca-file", p.caFile}
 }
 
-// startSecureCluster starts n brokers with the CA's certificates, HTTP on
-// TLS, authorization on with "root" a superuser, and args(i) beyond that.
+// startSecureCluster starts n brokers with the CA's certificates and HTTP
+// on TLS, and args(i) beyond that.
 // The returned client holds the operator's certificate.
 func startSecureCluster(t testing.TB, p *securePKI, n int, args func(i int) []string) (*brokertest.Cluster, *http.Client) {
 	t.Helper()
@@ -102,8 +105,7 @@ func startSecureCluster(t testing.TB, p *securePKI, n int, args func(i int) []st
 	}
 	operator := p.clientTLS(p.issue(t, pki.OperatorName, pki.OrgOperator))
 	c, err := brokertest.NewCluster(brokertest.Options{Brokers: n, HTTPTLS: operator, Args: func(i int) []string {
-		base := append(p.tlsFlags(), "--http-tls", "--authorization", "--super-users", "root")
-		return append(base, args(i)...)
+		return append(append(p.tlsFlags(), "--http-tls"), args(i)...)
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -54,8 +54,8 @@ func TestKafkaSecurity(t *testing.T) {
 		if i == 2 {
 			gateway = "tls"
 		}
-		return []string{"--kafka-tls", "--kafka-authentication", "scram-sha-512",
-			"--kafka-gateway-tls", "--kafka-gateway-authentication", gateway}
+		return append([]string{"--kafka-tls", "--kafka-authentication", "scram-sha-512",
+			"--kafka-gateway-tls", "--kafka-gateway-authentication", gateway}, authorizationFlags...)
 	})
 	for name, u := range securityUsers {
 		putUser(t, c, operator, name, u)
@@ -191,8 +191,8 @@ func TestKcatSASL(t *testing.T) {
 		if i == 2 {
 			gateway = "tls"
 		}
-		return []string{"--kafka-tls", "--kafka-authentication", "scram-sha-512",
-			"--kafka-gateway-tls", "--kafka-gateway-authentication", gateway}
+		return append([]string{"--kafka-tls", "--kafka-authentication", "scram-sha-512",
+			"--kafka-gateway-tls", "--kafka-gateway-authentication", gateway}, authorizationFlags...)
 	})
 	for name, u := range securityUsers {
 		putUser(t, c, operator, name, u)
