@@ -94,16 +94,16 @@ func (l kafkaListeners) close() {
 // listenKafka binds the Kafka listener and the gateway, and sets
 // cfg.KafkaAdvertise from the bound Kafka listener (its port is known only
 // now when the flag asked for port 0).
-func listenKafka(o *options, cfg *config.Config) (kafkaListeners, error) {
+func listenKafka(o *options, cfg *config.Config, inherited inheritedSockets) (kafkaListeners, error) {
 	var l kafkaListeners
 	kafkaAddr, gatewayAddr, err := kafkaListenAddresses(o)
 	if err != nil {
 		return l, err
 	}
-	if l.kafka, err = net.Listen("tcp", kafkaAddr); err != nil {
+	if l.kafka, err = inherited.listen(kafkaAddr); err != nil {
 		return l, fmt.Errorf("--kafka-listen: %w", err)
 	}
-	if l.gateway, err = net.Listen("tcp", gatewayAddr); err != nil {
+	if l.gateway, err = inherited.listen(gatewayAddr); err != nil {
 		l.kafka.Close()
 		return l, fmt.Errorf("--kafka-gateway-listen: %w", err)
 	}

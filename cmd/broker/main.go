@@ -85,19 +85,51 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	inherited, err := takeInheritedSockets()
+	if err != nil {
+		return err
+	}
+	defer inherited.close()
+	ln, err := inherited.listen(o.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	peerLn, err := net.Listen("tcp", peerListen)
+	peerLn, err := inherited.listen(peerListen)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("--peer-listen: %w", err)
 	}
-	kafkaLns, err := listenKafka(o, &cfg)
+	kafkaLns, err := listenKafka(o, &cfg, inherited)
 	if err != nil {
 		ln.Close()
 		peerLn.Close()
+		return err
+	}
+	if inherited.has(cfg.RaftListen) {
+		cfg.RaftListener, err = inherited.listen(cfg.RaftListen)
+	}
+	var debugLn net.Listener
+	if err == nil && o.debugListen != "" {
+		// The profiles are optional: a broker whose debug port is taken
+		// still serves.
+		var derr error
+		if debugLn, derr = inherited.listen(o.debugListen); derr != nil {
+			log.Error("Profile server not started", "error", derr)
+		}
+	}
+	if err == nil {
+		err = inherited.unused()
+	}
+	if err != nil {
+		ln.Close()
+		peerLn.Close()
+		kafkaLns.close()
+		if cfg.RaftListener != nil {
+			cfg.RaftListener.Close()
+		}
+		if debugLn != nil {
+			debugLn.Close()
+		}
 		return err
 	}
 	generated := cfg.PeerSecret.IsZero()
@@ -132,8 +164,8 @@ func run(args []string) error {
 		"kafka_gateway_tls", kafkaSec.gatewayTLS != nil, "kafka_gateway_authentication", kafkaSec.gateway.Authentication,
 		"raft", cfg.RaftListen, "data", cfg.DataDir, "voters", o.initialVoters)
 
-	if o.debugListen != "" {
-		startDebugServer(log, o.debugListen)
+	if debugLn != nil {
+		startDebugServer(log, debugLn)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

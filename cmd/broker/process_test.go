@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // TestBrokerProcess builds cmd/broker, runs it as a process, stores records
@@ -26,16 +27,25 @@ func TestBrokerProcess(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	data := t.TempDir()
-	httpAddr, raftAddr, peerAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	held := holdPorts(t, "127.0.0.1", 3)
+	httpAddr, raftAddr, peerAddr := held[0].Addr(), held[1].Addr(), held[2].Addr()
 	cfg := filepath.Join(t.TempDir(), "broker.properties")
 	os.WriteFile(cfg, []byte("num.partitions=2\noffsets.topic.num.partitions=2\n"), 0o644)
+	// start runs the broker on the sockets held for its ports.
 	start := func() (*exec.Cmd, *bytes.Buffer) {
 		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--peer-listen", peerAddr, "--config-file", cfg,
 			"--kafka-listen", "127.0.0.1:0", "--kafka-gateway-listen", "127.0.0.1:0")
 		cmd.Env = append(os.Environ(), "KAIRO_DATA_DIR="+data, "KAIRO_LOG_LEVEL=debug")
+		if err := heldport.Pass(cmd, held...); err != nil {
+			t.Fatal(err)
+		}
 		var logs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		for _, h := range held {
+			h.Close()
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(30 * time.Second)
@@ -89,6 +99,12 @@ func TestBrokerProcess(t *testing.T) {
 		t.Errorf("no clean-shutdown marker after SIGTERM: %v", err)
 	}
 
+	for i, addr := range []string{httpAddr, raftAddr, peerAddr} {
+		var err error
+		if held[i], err = heldport.Rebind(addr); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd, logs = start()
 	defer stop(cmd, logs)
 	mustCall(t, "GET", base+"/topics", "", 200, `{"topics":["orders"]}`)
@@ -99,13 +115,43 @@ func TestBrokerProcess(t *testing.T) {
 	mustCall(t, "GET", base+"/metrics", "", 200, `kairo_high_watermark{broker="0",partition="1",topic="orders"} 1`)
 }
 
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+// holdPorts holds n free ports on host until a broker process takes them.
+func holdPorts(t testing.TB, host string, n int) []*heldport.Bound {
+	t.Helper()
+	held := make([]*heldport.Bound, n)
+	for i := range held {
+		b, err := heldport.Bind(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		held[i] = b
+	}
+	return held
+}
+
+// TestBrokerRefusesStraySockets: a broker passed a socket that none of its
+// listen addresses names stops with an error naming the socket, rather than
+// serving on ports its starter does not expect.
+func TestBrokerRefusesStraySockets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the broker binary")
+	}
+	bin := filepath.Join(t.TempDir(), "broker")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	held := holdPorts(t, "127.0.0.1", 2)
+	cmd := exec.Command(bin, "--listen", held[0].Addr(), "--data-dir", t.TempDir(), "--raft-listen", "127.0.0.1:0",
+		"--peer-listen", "127.0.0.1:0", "--kafka-listen", "127.0.0.1:0", "--kafka-gateway-listen", "127.0.0.1:0")
+	if err := heldport.Pass(cmd, held...); err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	out, err := cmd.CombinedOutput()
+	want := "KAIROLOG_LISTEN_FDS: the sockets bound to [" + held[1].Addr() + "] serve none of the listen addresses"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Fatalf("broker with a stray socket: %v\n%s\nwant an error containing %q", err, out, want)
+	}
 }
 
 func call(t testing.TB, method, url, body string) (int, string) {

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // BenchmarkSingleBrokerStartup starts a one-voter broker process on an
@@ -22,13 +24,21 @@ func BenchmarkSingleBrokerStartup(b *testing.B) {
 	}
 	var health, created, ready time.Duration
 	for i := 0; i < b.N; i++ {
-		httpAddr, raftAddr, peerAddr := freeAddr(b), freeAddr(b), freeAddr(b)
+		held := holdPorts(b, "127.0.0.1", 3)
+		httpAddr := held[0].Addr()
 		base := "http://" + httpAddr
-		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", raftAddr, "--peer-listen", peerAddr,
+		cmd := exec.Command(bin, "--listen", httpAddr, "--raft-listen", held[1].Addr(), "--peer-listen", held[2].Addr(),
 			"--kafka-listen", "127.0.0.1:0", "--kafka-gateway-listen", "127.0.0.1:0",
 			"--data-dir", b.TempDir(), "--log-level", "warn")
+		if err := heldport.Pass(cmd, held...); err != nil {
+			b.Fatal(err)
+		}
 		start := time.Now()
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		for _, h := range held {
+			h.Close()
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		until := func(what string, ok func() bool) time.Duration {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // Options configure a Cluster.
@@ -89,7 +90,10 @@ type proc struct {
 	dataDir     string
 	logPath     string
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// held are the sockets holding the broker's ports while no process
+	// serves them; the next process is handed them and serves on them.
+	held  []*heldport.Bound
 	cmd   *exec.Cmd
 	done  chan struct{}
 	ready bool
@@ -163,43 +167,54 @@ func NewCluster(opts Options) (*Cluster, error) {
 func (c *Cluster) add() (*proc, error) {
 	id := len(c.brokers)
 	host := "127.0.0." + strconv.Itoa(2+(c.ipBase-2+id)%252)
-	hp, err := freePort(host)
-	if err != nil {
-		return nil, err
+	// The ports are held from now until the broker's process takes them
+	// (see proc.held), not only picked: nothing else can take one meanwhile.
+	held := make([]*heldport.Bound, 5)
+	for i := range held {
+		b, err := heldport.Bind(host)
+		if err != nil {
+			closeAll(held)
+			return nil, fmt.Errorf("brokertest: no free port on %s: %w", host, err)
+		}
+		held[i] = b
 	}
-	rp, err := freePort(host)
-	if err != nil {
-		return nil, err
-	}
-	pp, err := freePort(host)
-	if err != nil {
-		return nil, err
-	}
-	kp, err := freePort(host)
-	if err != nil {
-		return nil, err
-	}
-	gp, err := freePort(host)
-	if err != nil {
-		return nil, err
-	}
-	p := &proc{id: id, host: host, httpPort: hp, raftPort: rp, peerPort: pp, kafkaPort: kp, gatewayPort: gp,
+	p := &proc{id: id, host: host, httpPort: held[0].Port(), raftPort: held[1].Port(), peerPort: held[2].Port(),
+		kafkaPort: held[3].Port(), gatewayPort: held[4].Port(), held: held,
 		dataDir: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)),
 		logPath: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)+".log")}
 	if err := os.MkdirAll(p.dataDir, 0o755); err != nil {
+		closeAll(held)
 		return nil, err
 	}
 	c.brokers = append(c.brokers, p)
 	return p, nil
 }
 
-func freePort(host string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("brokertest: no free port on %s: %w", host, err)
+// addresses are the broker's listen addresses, in the order of proc.held.
+func (p *proc) addresses() []string {
+	return []string{p.address(), p.raftAddress(), p.peerAddress(), p.kafkaAddress(), p.gatewayAddress()}
+}
+
+// holdAgain holds the addresses of a broker whose process exited until it
+// starts again. An address that cannot be held (another socket took it
+// meanwhile) is left for the broker to bind, which then fails as a pod
+// restarted onto a taken port would.
+func holdAgain(addrs []string) []*heldport.Bound {
+	var held []*heldport.Bound
+	for _, a := range addrs {
+		if b, err := heldport.Rebind(a); err == nil {
+			held = append(held, b)
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return held
+}
+
+func closeAll(held []*heldport.Bound) {
+	for _, b := range held {
+		if b != nil {
+			b.Close()
+		}
+	}
 }
 
 func (p *proc) address() string     { return net.JoinHostPort(p.host, strconv.Itoa(p.httpPort)) }
@@ -370,6 +385,10 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 	cmd := exec.Command(c.bin, args...)
 	// The broker must not outlive a test binary that dies without Close.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := heldport.Pass(cmd, p.held...); err != nil {
+		logf.Close()
+		return err
+	}
 	var out io.Writer = logf
 	var pw *io.PipeWriter
 	if c.opts.Output != nil {
@@ -384,9 +403,16 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 		logf.Close()
 		return fmt.Errorf("brokertest: start broker %d: %w", i, err)
 	}
+	// The process holds the ports now.
+	closeAll(p.held)
+	p.held = nil
 	done := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
+		held := holdAgain(p.addresses())
+		p.mu.Lock()
+		p.held = held
+		p.mu.Unlock()
 		logf.Close()
 		if pw != nil {
 			pw.Close()
@@ -615,6 +641,15 @@ func (c *Cluster) Close() error {
 		go func() { defer wg.Done(); errs[i] = c.signal(i, syscall.SIGTERM, 15*time.Second) }()
 	}
 	wg.Wait()
+	c.mu.Lock()
+	procs := append([]*proc(nil), c.brokers...)
+	c.mu.Unlock()
+	for _, p := range procs {
+		p.mu.Lock()
+		closeAll(p.held)
+		p.held = nil
+		p.mu.Unlock()
+	}
 	if c.tempDir {
 		errs = append(errs, os.RemoveAll(c.dir))
 	}

@@ -2,6 +2,7 @@ package brokertest
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -63,6 +64,22 @@ func TestClusterRestartsOnItsData(t *testing.T) {
 	}
 	if c.Running(1) || c.Ready(1) {
 		t.Fatal("broker 1 still running after Stop")
+	}
+	// Its ports stay held for its restart (bound by this process, so the
+	// kernel gives them to no one else's port 0), and a caller is refused
+	// as by any closed port.
+	p := c.broker(1)
+	p.mu.Lock()
+	held := len(p.held)
+	p.mu.Unlock()
+	if held != len(p.addresses()) {
+		t.Fatalf("stopped broker 1 holds %d of its %d ports", held, len(p.addresses()))
+	}
+	for _, addr := range p.addresses() {
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			conn.Close()
+			t.Fatalf("stopped broker 1's address %s accepted a connection", addr)
+		}
 	}
 	for k := 0; k < 6; k++ { // every request reaches a running broker
 		if _, err := svc.Metadata(ctx); err != nil {

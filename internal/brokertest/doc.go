@@ -3,7 +3,8 @@
 // lack.
 //
 // A Cluster is N broker processes built from cmd/broker, each on its own
-// loopback address (127.0.0.x) with free ports and a data directory that
+// loopback address (127.0.0.x) with ports held for it from the moment they
+// are picked (internal/heldport) and a data directory that
 // survives restarts, so a restarted broker comes back with its log and its
 // metadata quorum state. Cluster.ServiceURL is an HTTP endpoint that behaves
 // like the cluster's client Service: it forwards every request to a ready

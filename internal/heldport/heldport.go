@@ -1,9 +1,13 @@
-// Package heldport reserves loopback TCP ports for the brokers a test
-// starts in its own process. Reserve binds a free port and keeps the
-// listener until Listen hands it to the broker that serves on it, so
-// nothing else — another test broker, an outgoing connection — can take
-// the port in between, as it could if the port were only picked and bound
-// later. A port given to another process cannot be held this way.
+// Package heldport holds the loopback TCP ports of the brokers a test
+// starts, from the moment it picks them until the broker serves on them,
+// so nothing else — another test's broker, an outgoing connection — can
+// take a port in between, as it could if the port were only picked and
+// bound later.
+//
+// A broker in the test's own process: Reserve binds a free port and keeps
+// the listener until Listen hands it to the broker. A broker process:
+// Bind holds a free port as a bound socket and Pass hands it to the
+// process, whose broker listens on it (cmd/broker, KAIROLOG_LISTEN_FDS).
 package heldport
 
 import (

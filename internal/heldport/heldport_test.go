@@ -40,3 +40,56 @@ func TestReservedPortsStayTaken(t *testing.T) {
 	}
 	again.Close()
 }
+
+// TestBoundPortsStayTakenAndRefuse: a port held for a broker process is
+// refused to a caller, as any closed port, yet no listener can bind it
+// and port 0 never yields it; once given up, Rebind holds it again.
+func TestBoundPortsStayTakenAndRefuse(t *testing.T) {
+	held := map[string]*Bound{}
+	for range 100 {
+		b, err := Bind("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if held[b.Addr()] != nil {
+			t.Fatalf("Bind returned %s twice", b.Addr())
+		}
+		held[b.Addr()] = b
+	}
+	for range 300 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		if held[ln.Addr().String()] != nil {
+			t.Fatalf("port 0 gave %s, which is held", ln.Addr())
+		}
+	}
+	for addr := range held {
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			t.Fatalf("held address %s could be bound by someone else", addr)
+		}
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			t.Fatalf("a connection to held address %s was accepted", addr)
+		}
+	}
+	for addr, b := range held {
+		b.Close()
+		again, err := Rebind(addr)
+		if err != nil {
+			t.Fatalf("Rebind(%s): %v", addr, err)
+		}
+		if again.Addr() != addr {
+			t.Fatalf("Rebind(%s) holds %s", addr, again.Addr())
+		}
+		again.Close()
+		break
+	}
+	if _, err := Bind("localhost"); err == nil {
+		t.Fatal("Bind(localhost): no error for a host that is no IPv4 address")
+	}
+}
