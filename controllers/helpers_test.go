@@ -22,7 +22,6 @@ package controllers
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -40,6 +39,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // uniqueName gives every spec its own object so specs stay independent.
@@ -159,22 +160,24 @@ func expectEvent(namespace, name, reason string) eventsv1.Event {
 	return found
 }
 
-// freeAddr is a loopback address that was free a moment ago; another
-// process may take it before the caller binds it. The suites use it for
-// endpoints that must stay closed and for the raft address of a broker
-// process, which must bind it itself; the in-process brokers hold theirs
-// (startBrokers).
-func freeAddr() string {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
-	return addr
+// closedPorts hold the ports of closedEndpoint for the rest of the run:
+// bound, not listening, so every connection is refused and no other socket
+// can take the port.
+var closedPorts struct {
+	sync.Mutex
+	held []*heldport.Bound
 }
 
-// closedEndpoint is an http:// address nothing listens on.
-func closedEndpoint() string { return "http://" + freeAddr() }
+// closedEndpoint is an http:// address nothing listens on, now or later.
+func closedEndpoint() string {
+	GinkgoHelper()
+	b, err := heldport.Bind("127.0.0.1")
+	Expect(err).NotTo(HaveOccurred())
+	closedPorts.Lock()
+	closedPorts.held = append(closedPorts.held, b)
+	closedPorts.Unlock()
+	return "http://" + b.Addr()
+}
 
 // logFigure prints a measured figure in the Ginkgo report and the spec's
 // output, and on stdout for the scale measurement.

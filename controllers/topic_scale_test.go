@@ -20,12 +20,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -37,6 +34,7 @@ import (
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	"github.com/kairolog/kairolog/broker/api"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
 // The scale measurement of docs/benchmarks.md ("Operator: topics at
@@ -68,44 +66,23 @@ func envDuration(name string, def time.Duration) time.Duration {
 // broker does not share the test process's CPU accounting or garbage
 // collector with the reconcilers.
 type brokerProcess struct {
-	cmd  *exec.Cmd
-	url  string
-	host string
+	brokers *brokertest.Cluster
+	url     string
+	host    string
 }
 
 func startBrokerProcess() *brokerProcess {
 	GinkgoHelper()
-	dir := GinkgoT().TempDir()
-	bin := filepath.Join(dir, "broker")
-	build := exec.Command("go", "build", "-o", bin, "github.com/kairolog/kairolog/cmd/broker")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "go build cmd/broker: %s", out)
-
-	host := freeAddr()
-	logFile, err := os.Create(filepath.Join(dir, "broker.log"))
+	brokers, err := brokertest.NewCluster(brokertest.Options{Brokers: 1, Dir: GinkgoT().TempDir(), LogLevel: "warn",
+		Args: func(int) []string { return []string{"--raft-log-level", "off"} }})
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(bin, "--id", "0", "--listen", host, "--advertised-address", host,
-		"--raft-listen", freeAddr(), "--kafka-listen", "127.0.0.1:0", "--kafka-gateway-listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--log-level", "warn", "--raft-log-level", "off")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	Expect(cmd.Start()).To(Succeed())
-	bp := &brokerProcess{cmd: cmd, url: "http://" + host, host: host}
-	DeferCleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logFile.Close()
-	})
-	c, err := brokerclient.New(bp.url)
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(func() error { return c.Ready(context.Background()) }).
-		WithTimeout(60 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
-	return bp
+	DeferCleanup(brokers.Close)
+	Expect(brokers.StartAll()).To(Succeed())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	Expect(brokers.WaitReady(ctx)).To(Succeed())
+	url := brokers.Endpoint(0)
+	return &brokerProcess{brokers: brokers, url: url, host: strings.TrimPrefix(url, "http://")}
 }
 
 // loadSnapshot is the counters at one moment.
@@ -195,7 +172,7 @@ func findProcess(parts ...string) int {
 
 // measuredProcesses are the processes whose CPU time the scale spec reports.
 func measuredProcesses(bp *brokerProcess) map[string]int {
-	pids := map[string]int{"operator+spec": os.Getpid(), "broker": bp.cmd.Process.Pid}
+	pids := map[string]int{"operator+spec": os.Getpid(), "broker": bp.brokers.PID(0)}
 	cp := testEnv.ControlPlane
 	if cp.APIServer != nil {
 		if pid := findProcess("kube-apiserver", "--secure-port="+cp.APIServer.Port); pid != 0 {

@@ -254,6 +254,9 @@ func (c *Cluster) SetSecret(secret []byte) error {
 // PeerAddress is broker i's peer listener, "127.0.0.x:port".
 func (c *Cluster) PeerAddress(i int) string { return c.broker(i).peerAddress() }
 
+// RaftAddress is broker i's metadata quorum listener, "127.0.0.x:port".
+func (c *Cluster) RaftAddress(i int) string { return c.broker(i).raftAddress() }
+
 // Len is the number of broker slots (running or not).
 func (c *Cluster) Len() int {
 	c.mu.Lock()

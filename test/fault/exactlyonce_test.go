@@ -34,8 +34,7 @@ func TestExactlyOnceThroughKills(t *testing.T) {
 		t.Skip("builds the broker and runs three processes for about a minute and a half")
 	}
 	rounds, controllerRounds := envInt(t, "FAULT_ROUNDS", 6), envInt(t, "FAULT_CONTROLLER_ROUNDS", 2)
-	bin := buildBroker(t, t.TempDir())
-	procs := newCluster(t, bin, 3, "offsets.topic.num.partitions=1\n")
+	procs := newCluster(t, 3, "offsets.topic.num.partitions=1\n")
 	for _, p := range procs {
 		p.start(t)
 	}

@@ -30,10 +30,9 @@ func TestKillLeaderLoop(t *testing.T) {
 		t.Skip("builds the broker and runs three processes for about two minutes")
 	}
 	rounds, controllerRounds := envInt(t, "FAULT_ROUNDS", 10), envInt(t, "FAULT_CONTROLLER_ROUNDS", 3)
-	bin := buildBroker(t, t.TempDir())
 	// Every timeout is the broker's default; fewer offsets partitions only
 	// make the start quicker.
-	procs := newCluster(t, bin, 3, "offsets.topic.num.partitions=3\n")
+	procs := newCluster(t, 3, "offsets.topic.num.partitions=3\n")
 	for _, p := range procs {
 		p.start(t)
 	}

@@ -56,8 +56,7 @@ func TestNemesis(t *testing.T) {
 		t.Skip("builds the broker and runs three processes for about two and a half minutes")
 	}
 	seconds := envInt(t, "NEMESIS_SECONDS", 90)
-	bin := buildBroker(t, t.TempDir())
-	procs := newCluster(t, bin, 3, "offsets.topic.num.partitions=1\nlog.retention.check.interval.ms=1000\n")
+	procs := newCluster(t, 3, "offsets.topic.num.partitions=1\nlog.retention.check.interval.ms=1000\n")
 	for _, p := range procs {
 		p.start(t)
 	}

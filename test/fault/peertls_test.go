@@ -65,8 +65,7 @@ func TestPeerTLSRollingChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the broker and runs three processes for about a minute")
 	}
-	bin := buildBroker(t, t.TempDir())
-	procs := newCluster(t, bin, 3, "offsets.topic.num.partitions=3\n")
+	procs := newCluster(t, 3, "offsets.topic.num.partitions=3\n")
 	ca, err := pki.NewAuthority("peer-tls-test", time.Now(), time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
@@ -96,10 +95,10 @@ func TestPeerTLSRollingChange(t *testing.T) {
 	}()
 
 	// Plain, the checks below see the listeners answer (so they can fail).
-	if st := plainPeerCall(flagValue(procs[0].args, "--peer-listen")); st != http.StatusUnauthorized {
+	if st := plainPeerCall(procs[0].c.PeerAddress(0)); st != http.StatusUnauthorized {
 		t.Fatalf("plain peer listener: a call without the secret answered %d, want 401", st)
 	}
-	if err := plainRaftCall(flagValue(procs[0].args, "--raft-listen")); err != nil {
+	if err := plainRaftCall(procs[0].c.RaftAddress(0)); err != nil {
 		t.Fatalf("plain raft transport: %v", err)
 	}
 
@@ -130,7 +129,7 @@ func TestPeerTLSRollingChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range procs {
-		peerAddr, raftAddr := flagValue(p.args, "--peer-listen"), flagValue(p.args, "--raft-listen")
+		peerAddr, raftAddr := p.c.PeerAddress(p.id), p.c.RaftAddress(p.id)
 		if st := plainPeerCall(peerAddr); st == http.StatusUnauthorized || st == http.StatusOK {
 			t.Errorf("broker %d: the peer listener answered a plain call with %d", p.id, st)
 		}
@@ -172,15 +171,6 @@ func TestPeerTLSRollingChange(t *testing.T) {
 	if lost > 0 || duplicated > 0 {
 		t.Fatalf("%d acknowledged records lost, %d duplicated", lost, duplicated)
 	}
-}
-
-func flagValue(args []string, name string) string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == name {
-			return args[i+1]
-		}
-	}
-	return ""
 }
 
 // plainPeerCall sends a plain HTTP request without the cluster secret to

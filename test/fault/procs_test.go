@@ -2,107 +2,63 @@ package fault
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/client"
-	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
-// brokerProc is one broker process and what is needed to start it again.
+// brokerProc is one broker of the test's brokertest.Cluster, with the calls
+// the fault tests make on it.
 type brokerProc struct {
+	c       *brokertest.Cluster
 	id      int
-	bin     string
-	args    []string
+	props   []byte // the properties file every start is given
 	dataDir string
-	logPath string
-	http    string
+	http    string // host:port of its client listener
 	client  *client.Client
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	// args are flags for its next start beyond the cluster's own (a later
+	// value of a flag wins).
+	args []string
 }
 
-// buildBroker builds cmd/broker once into dir.
-func buildBroker(t *testing.T, dir string) string {
+// newCluster prepares n brokers, every one an initial voter, with the
+// properties in config.
+func newCluster(t *testing.T, n int, config string) []*brokerProc {
 	t.Helper()
-	bin := filepath.Join(dir, "broker")
-	start := time.Now()
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/kairolog/kairolog/cmd/broker").CombinedOutput()
+	bin, err := brokertest.Build()
 	if err != nil {
-		t.Fatalf("go build ./cmd/broker: %v\n%s", err, out)
-	}
-	t.Logf("built the broker in %v", time.Since(start).Round(time.Millisecond))
-	return bin
-}
-
-// freePort returns a port free on host.
-func freePort(t *testing.T, host string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatalf("listen on %s: %v", host, err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
-}
-
-// newCluster prepares n brokers on 127.0.0.1..n, every one an initial
-// voter, with the properties in config.
-func newCluster(t *testing.T, bin string, n int, config string) []*brokerProc {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "broker.properties")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	secret := filepath.Join(dir, "peer-secret")
-	if err := os.WriteFile(secret, []byte(peer.GenerateSecret().Reveal()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hosts := make([]string, n)
-	httpAddrs, raftAddrs, peerAddrs, voters := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	for i := range n {
-		hosts[i] = "127.0.0." + strconv.Itoa(i+1)
-		httpAddrs[i] = net.JoinHostPort(hosts[i], freePort(t, hosts[i]))
-		raftAddrs[i] = net.JoinHostPort(hosts[i], freePort(t, hosts[i]))
-		peerAddrs[i] = net.JoinHostPort(hosts[i], freePort(t, hosts[i]))
-		voters[i] = fmt.Sprintf("%d@%s", i, raftAddrs[i])
 	}
 	procs := make([]*brokerProc, n)
+	c, err := brokertest.NewCluster(brokertest.Options{Brokers: n, Voters: n, Binary: bin, Dir: t.TempDir(),
+		Args: func(i int) []string { return procs[i].args }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range n {
-		c, err := client.New(httpAddrs[i], client.WithTimeout(10*time.Second), client.WithUserAgent("fault-test"))
+		httpAddr := strings.TrimPrefix(c.Endpoint(i), "http://")
+		cl, err := client.New(httpAddr, client.WithTimeout(10*time.Second), client.WithUserAgent("fault-test"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &brokerProc{id: i, bin: bin, dataDir: filepath.Join(dir, fmt.Sprint("broker-", i)),
-			logPath: filepath.Join(dir, fmt.Sprintf("broker-%d.log", i)), http: httpAddrs[i], client: c}
-		p.args = []string{"--id", strconv.Itoa(i), "--data-dir", p.dataDir,
-			"--listen", httpAddrs[i], "--raft-listen", raftAddrs[i], "--advertised-address", httpAddrs[i],
-			"--peer-listen", peerAddrs[i], "--peer-secret-file", secret,
-			"--kafka-listen", net.JoinHostPort(hosts[i], "0"), "--kafka-gateway-listen", net.JoinHostPort(hosts[i], "0"),
-			"--initial-voters", strings.Join(voters, ","), "--config-file", cfg, "--log-level", "info"}
-		procs[i] = p
+		procs[i] = &brokerProc{c: c, id: i, props: []byte(config), dataDir: c.DataDir(i), http: httpAddr, client: cl}
 	}
 	t.Cleanup(func() {
-		for _, p := range procs {
-			p.kill()
+		for i := range procs {
+			_ = c.Kill(i)
 		}
 		if t.Failed() {
 			for _, p := range procs {
 				tailLog(t, p)
 			}
+		}
+		if err := c.Close(); err != nil {
+			t.Error(err)
 		}
 	})
 	return procs
@@ -111,58 +67,19 @@ func newCluster(t *testing.T, bin string, n int, config string) []*brokerProc {
 // start runs the broker process (its output appended to its log file).
 func (p *brokerProc) start(t *testing.T) {
 	t.Helper()
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	if err := p.c.StartWithProperties(p.id, p.props); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(logf, "===== start at %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatalf("start broker %d: %v", p.id, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(done)
-	}()
-	p.mu.Lock()
-	p.cmd, p.done = cmd, done
-	p.mu.Unlock()
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
-func (p *brokerProc) kill() {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.cmd = nil
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	<-done
-}
+func (p *brokerProc) kill() { _ = p.c.Kill(p.id) }
 
-// stop sends SIGTERM (a graceful stop) and waits up to a minute.
+// stop stops the broker gracefully (SIGTERM) and waits for it to exit.
 func (p *brokerProc) stop(t *testing.T) {
 	t.Helper()
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.cmd = nil
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Errorf("broker %d did not stop on SIGINT within a minute", p.id)
+	if err := p.c.Stop(p.id); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -182,22 +99,16 @@ func (p *brokerProc) resume(t *testing.T) {
 
 func (p *brokerProc) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
-	p.mu.Lock()
-	cmd := p.cmd
-	p.mu.Unlock()
-	if cmd == nil {
+	pid := p.c.PID(p.id)
+	if pid == 0 {
 		t.Fatalf("broker %d is not running", p.id)
 	}
-	if err := cmd.Process.Signal(sig); err != nil {
+	if err := syscall.Kill(pid, sig); err != nil {
 		t.Fatalf("%v to broker %d: %v", sig, p.id, err)
 	}
 }
 
-func (p *brokerProc) running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd != nil
-}
+func (p *brokerProc) running() bool { return p.c.Running(p.id) }
 
 // waitReady polls /ready.
 func (p *brokerProc) waitReady(t *testing.T, timeout time.Duration) {
@@ -218,10 +129,11 @@ func (p *brokerProc) waitReady(t *testing.T, timeout time.Duration) {
 }
 
 func tailLog(t *testing.T, p *brokerProc) {
-	data, err := os.ReadFile(p.logPath)
+	logPath := p.c.LogFile(p.id)
+	data, err := os.ReadFile(logPath)
 	if err != nil {
 		return
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	t.Logf("---- last lines of broker %d's log (%s):\n%s", p.id, p.logPath, strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	t.Logf("---- last lines of broker %d's log (%s):\n%s", p.id, logPath, strings.Join(lines[max(0, len(lines)-60):], "\n"))
 }

@@ -27,8 +27,7 @@ func TestRecreateTopicWhileAway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the broker and runs three processes")
 	}
-	bin := buildBroker(t, t.TempDir())
-	procs := newCluster(t, bin, 3, "offsets.topic.num.partitions=1\n")
+	procs := newCluster(t, 3, "offsets.topic.num.partitions=1\n")
 	for _, p := range procs {
 		p.start(t)
 	}
