@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -28,26 +29,24 @@ func (d *demoRun) round(ctx context.Context, t roundTarget) (string, error) {
 	if t.topic == "" {
 		return "", errors.New("the samples have no Topic for the cluster")
 	}
-	port := d.o.localPort
+	port, holder := d.o.localPort, ""
 	if !portFree(port) {
-		free, err := freeLocalPort()
-		if err != nil {
-			return "", err
-		}
-		holder := localcluster.PortHolder(port)
-		if holder == "" {
+		// kubectl picks a free port itself (port 0) and says which.
+		if holder = localcluster.PortHolder(port); holder == "" {
 			holder = "another process"
 		}
-		fmt.Fprintf(d.out, "          (local port %d is taken on this machine by %s; the demo forwards %d instead)\n", port, holder, free)
-		d.heldPort = holder
-		port = free
+		fmt.Fprintf(d.out, "          (local port %d is taken on this machine by %s; the demo lets kubectl pick another)\n", port, holder)
+		port = 0
 	}
-	d.forwardPort = port
-	pf, err := d.portForward(ctx, t, port)
+	pf, port, err := d.portForward(ctx, t, port)
 	if err != nil {
 		return "", err
 	}
 	defer pf.Stop(2 * time.Second)
+	if holder != "" {
+		fmt.Fprintf(d.out, "          (kubectl forwards local port %d)\n", port)
+	}
+	d.forwardPort, d.heldPort = port, holder
 
 	base := "http://localhost:" + strconv.Itoa(port)
 	value := "hello from make demo at " + time.Now().Format(time.TimeOnly)
@@ -96,15 +95,19 @@ func (d *demoRun) round(ctx context.Context, t roundTarget) (string, error) {
 	return "", fmt.Errorf("the fetch did not return the produced record: %s", reply)
 }
 
-// portForward starts kubectl port-forward and waits until it listens.
-func (d *demoRun) portForward(ctx context.Context, t roundTarget, port int) (*childproc.Process, error) {
+// portForward starts kubectl port-forward from local port (0: one kubectl
+// picks) and waits until it listens; it returns the local port.
+func (d *demoRun) portForward(ctx context.Context, t roundTarget, port int) (*childproc.Process, int, error) {
 	log, err := os.Create(filepath.Join(d.logDir, "port-forward.log"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	args := []string{"port-forward", "--namespace", t.namespace, "svc/" + t.service, fmt.Sprintf("%d:8080", port)}
-	if port == 8080 {
+	switch port {
+	case 8080:
 		args[len(args)-1] = "8080" // as the README writes it
+	case 0:
+		args[len(args)-1] = ":8080"
 	}
 	fmt.Fprintf(d.out, "          $ kubectl %s &\n", strings.Join(args, " "))
 	cmd := exec.Command("kubectl", args...)
@@ -112,39 +115,54 @@ func (d *demoRun) portForward(ctx context.Context, t roundTarget, port int) (*ch
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		_ = log.Close()
-		return nil, err
+		return nil, 0, err
 	}
 	cmd.Stderr = log
 	p, err := childproc.StartProcess("kubectl port-forward", cmd)
 	if err != nil {
 		_ = log.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	listening := make(chan struct{})
+	listening := make(chan int, 1)
 	go func() {
 		defer log.Close()
 		sc := bufio.NewScanner(stdout)
 		once := false
 		for sc.Scan() {
 			fmt.Fprintln(log, sc.Text())
-			if !once && strings.HasPrefix(sc.Text(), "Forwarding from") {
+			if local, ok := forwardedPort(sc.Text()); ok && !once {
 				once = true
-				close(listening)
+				listening <- local
 			}
 		}
 	}()
 	select {
-	case <-listening:
-		return p, nil
+	case local := <-listening:
+		return p, local, nil
 	case <-p.Done():
-		return nil, fmt.Errorf("kubectl port-forward exited: %v; see %s", p.Err(), log.Name())
+		return nil, 0, fmt.Errorf("kubectl port-forward exited: %v; see %s", p.Err(), log.Name())
 	case <-time.After(30 * time.Second):
 		p.Stop(time.Second)
-		return nil, errors.New("kubectl port-forward did not start listening within 30s")
+		return nil, 0, errors.New("kubectl port-forward did not start listening within 30s")
 	case <-ctx.Done():
 		p.Stop(time.Second)
-		return nil, ctx.Err()
+		return nil, 0, ctx.Err()
 	}
+}
+
+// forwardLine is kubectl port-forward's "Forwarding from 127.0.0.1:8080 ->
+// 8080" (or "[::1]:8080 -> 8080").
+var forwardLine = regexp.MustCompile(`^Forwarding from (?:\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:]*\]):(\d+) -> \d+`)
+
+// forwardedPort is the local port of a line of kubectl port-forward's
+// output that says it listens.
+func forwardedPort(line string) (int, bool) {
+	m := forwardLine.FindStringSubmatch(line)
+	if m == nil {
+		return 0, false
+	}
+	port, err := strconv.Atoi(m[1])
+	return port, err == nil && port > 0
 }
 
 // retryHTTP retries a request while the brokers settle (a leader moving
@@ -191,13 +209,4 @@ func portFree(port int) bool {
 		_ = l.Close()
 	}
 	return true
-}
-
-func freeLocalPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -212,3 +212,25 @@ func cmdline(pid int) string {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	return strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
 }
+
+// TestForwardedPort: the demo learns the local port kubectl picked from the
+// line kubectl port-forward prints once it listens, and from no other.
+func TestForwardedPort(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		port int
+		ok   bool
+	}{
+		{"Forwarding from 127.0.0.1:8080 -> 8080", 8080, true},
+		{"Forwarding from 127.0.0.1:41873 -> 8080", 41873, true},
+		{"Forwarding from [::1]:41873 -> 8080", 41873, true},
+		{"Handling connection for 41873", 0, false},
+		{"error: unable to listen on any of the requested ports: [{8080 8080}]", 0, false},
+		{"Forwarding from 127.0.0.1:0 -> 8080", 0, false},
+	} {
+		port, ok := forwardedPort(tc.line)
+		if port != tc.port || ok != tc.ok {
+			t.Errorf("forwardedPort(%q) = %d, %v; want %d, %v", tc.line, port, ok, tc.port, tc.ok)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -17,26 +16,28 @@ import (
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/core"
 	"github.com/kairolog/kairolog/broker/httpapi"
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // startBroker runs a real single-node broker in-process and returns its URL.
 func startBroker(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := heldport.Listen(heldport.Reserve(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	peerLn, err := net.Listen("tcp", "127.0.0.1:0")
+	peerLn, err := heldport.Listen(heldport.Reserve(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	raft, _ := net.Listen("tcp", "127.0.0.1:0")
-	raftAddr := raft.Addr().String()
-	raft.Close()
+	raftLn, err := heldport.Listen(heldport.Reserve(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := config.DefaultSettings()
 	s.OffsetsTopicNumPartitions = 2
-	b, err := core.New(config.Config{DataDir: t.TempDir(), HTTPAdvertise: ln.Addr().String(), RaftListen: raftAddr,
+	b, err := core.New(config.Config{DataDir: t.TempDir(), HTTPAdvertise: ln.Addr().String(), RaftListener: raftLn,
 		PeerAdvertise: peerLn.Addr().String(), Settings: s, Logger: quiet, RaftLogOutput: io.Discard, RaftLogLevel: "off"})
 	if err != nil {
 		t.Fatal(err)

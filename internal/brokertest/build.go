@@ -1,11 +1,14 @@
 package brokertest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 // BinaryEnv names a prebuilt broker binary to use instead of building one.
@@ -42,3 +45,21 @@ func Build() (string, error) {
 	})
 	return build.path, build.err
 }
+
+// takesSockets reports whether the broker binary at path serves on
+// sockets passed to it (heldport.ListenFDsEnv): every binary built from
+// this tree does, one measured against it (KAIRO_BENCH_BROKERS) or named
+// by KAIROLOG_BROKER_BIN may predate it. The variable's name is compiled
+// into a binary that reads it.
+func takesSockets(path string) bool {
+	if v, ok := takers.Load(path); ok {
+		return v.(bool)
+	}
+	b, err := os.ReadFile(path)
+	takes := err == nil && bytes.Contains(b, []byte(heldport.ListenFDsEnv))
+	takers.Store(path, takes)
+	return takes
+}
+
+// takers caches takesSockets by binary path.
+var takers sync.Map

@@ -46,6 +46,9 @@ type Options struct {
 	// Output, when set, receives every broker log line prefixed with
 	// "[broker-i] ", besides the broker's log file.
 	Output io.Writer
+	// Debug gives every broker a --debug-listen address of its own
+	// (DebugAddress), held like its other ports.
+	Debug bool
 	// Args, when set, gives broker i command-line flags beyond the
 	// cluster's own (--debug-listen, say).
 	Args func(i int) []string
@@ -56,11 +59,14 @@ type Options struct {
 
 // Cluster is a set of broker processes on loopback addresses.
 type Cluster struct {
-	opts    Options
-	bin     string
-	dir     string
-	tempDir bool
-	ipBase  int
+	opts Options
+	bin  string
+	// handsOver: the broker binary serves on the sockets passed to it
+	// (heldport.ListenFDsEnv); an older one must bind its ports itself.
+	handsOver bool
+	dir       string
+	tempDir   bool
+	ipBase    int
 
 	mu      sync.Mutex
 	brokers []*proc
@@ -87,6 +93,7 @@ type proc struct {
 	// gateway's.
 	kafkaPort   int
 	gatewayPort int
+	debugPort   int // 0 without Options.Debug
 	dataDir     string
 	logPath     string
 
@@ -134,6 +141,7 @@ func NewCluster(opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	c.handsOver = takesSockets(c.bin)
 	if c.dir == "" {
 		d, err := os.MkdirTemp("", "kairolog-brokers-")
 		if err != nil {
@@ -169,7 +177,10 @@ func (c *Cluster) add() (*proc, error) {
 	host := "127.0.0." + strconv.Itoa(2+(c.ipBase-2+id)%252)
 	// The ports are held from now until the broker's process takes them
 	// (see proc.held), not only picked: nothing else can take one meanwhile.
-	held := make([]*heldport.Bound, 5)
+	held := make([]*heldport.Bound, 5, 6)
+	if c.opts.Debug {
+		held = held[:6]
+	}
 	for i := range held {
 		b, err := heldport.Bind(host)
 		if err != nil {
@@ -182,6 +193,9 @@ func (c *Cluster) add() (*proc, error) {
 		kafkaPort: held[3].Port(), gatewayPort: held[4].Port(), held: held,
 		dataDir: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)),
 		logPath: filepath.Join(c.dir, "broker-"+strconv.Itoa(id)+".log")}
+	if c.opts.Debug {
+		p.debugPort = held[5].Port()
+	}
 	if err := os.MkdirAll(p.dataDir, 0o755); err != nil {
 		closeAll(held)
 		return nil, err
@@ -192,7 +206,11 @@ func (c *Cluster) add() (*proc, error) {
 
 // addresses are the broker's listen addresses, in the order of proc.held.
 func (p *proc) addresses() []string {
-	return []string{p.address(), p.raftAddress(), p.peerAddress(), p.kafkaAddress(), p.gatewayAddress()}
+	addrs := []string{p.address(), p.raftAddress(), p.peerAddress(), p.kafkaAddress(), p.gatewayAddress()}
+	if p.debugPort != 0 {
+		addrs = append(addrs, p.debugAddress())
+	}
+	return addrs
 }
 
 // holdAgain holds the addresses of a broker whose process exited until it
@@ -224,6 +242,7 @@ func (p *proc) kafkaAddress() string {
 	return net.JoinHostPort(p.host, strconv.Itoa(p.kafkaPort))
 }
 func (p *proc) gatewayAddress() string { return net.JoinHostPort(p.host, strconv.Itoa(p.gatewayPort)) }
+func (p *proc) debugAddress() string   { return net.JoinHostPort(p.host, strconv.Itoa(p.debugPort)) }
 
 // SecretFile holds the cluster secret every broker is started with
 // (--peer-secret-file); SetSecret replaces it.
@@ -253,6 +272,15 @@ func (c *Cluster) SetSecret(secret []byte) error {
 
 // PeerAddress is broker i's peer listener, "127.0.0.x:port".
 func (c *Cluster) PeerAddress(i int) string { return c.broker(i).peerAddress() }
+
+// DebugAddress is broker i's --debug-listen address (Go's pprof
+// profiles), "127.0.0.x:port"; empty without Options.Debug.
+func (c *Cluster) DebugAddress(i int) string {
+	if p := c.broker(i); p.debugPort != 0 {
+		return p.debugAddress()
+	}
+	return ""
+}
 
 // RaftAddress is broker i's metadata quorum listener, "127.0.0.x:port".
 func (c *Cluster) RaftAddress(i int) string { return c.broker(i).raftAddress() }
@@ -378,6 +406,9 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 		"--config-file", cfgPath,
 		"--log-level", c.opts.LogLevel,
 	}
+	if p.debugPort != 0 {
+		args = append(args, "--debug-listen", p.debugAddress())
+	}
 	if c.opts.Args != nil {
 		args = append(args, c.opts.Args(i)...)
 	}
@@ -388,9 +419,16 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 	cmd := exec.Command(c.bin, args...)
 	// The broker must not outlive a test binary that dies without Close.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := heldport.Pass(cmd, p.held...); err != nil {
-		logf.Close()
-		return err
+	if c.handsOver {
+		if err := heldport.Pass(cmd, p.held...); err != nil {
+			logf.Close()
+			return err
+		}
+	} else {
+		// A broker built before it took sockets over binds its ports
+		// itself: they can only be released for it.
+		closeAll(p.held)
+		p.held = nil
 	}
 	var out io.Writer = logf
 	var pw *io.PipeWriter

@@ -19,11 +19,11 @@ package packaging_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,15 +65,9 @@ func buildManager(t *testing.T) string {
 	return managerBin
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+// probeAddrLog finds the address of the manager's health probes in its
+// "starting server" log line, JSON or console encoded.
+var probeAddrLog = regexp.MustCompile(`"name":\s*"health probe",\s*"addr":\s*"([^"]+)"`)
 
 // TestChartStartsTheManager runs the manager binary with the arguments the
 // chart renders, authenticated as the chart's ServiceAccount and holding only
@@ -114,16 +108,15 @@ func TestChartStartsTheManager(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			// The chart's arguments, with the ports moved to free ones on
-			// this machine.
-			healthPort, metricsPort := freePort(t), freePort(t)
+			// The chart's arguments, with the ports moved to ones the
+			// manager picks (port 0); it logs where its probes listen.
 			var args []string
 			for _, a := range m.Args {
 				switch {
 				case strings.HasPrefix(a, "--health-probe-bind-address="):
-					a = fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort)
+					a = "--health-probe-bind-address=127.0.0.1:0"
 				case strings.HasPrefix(a, "--metrics-bind-address=") && a != "--metrics-bind-address=0":
-					a = fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort)
+					a = "--metrics-bind-address=127.0.0.1:0"
 				}
 				args = append(args, a)
 			}
@@ -159,7 +152,8 @@ func TestChartStartsTheManager(t *testing.T) {
 				if strings.Contains(out, "forbidden") {
 					t.Fatalf("the manager was refused something with the chart's RBAC")
 				}
-				if started > 0 && running == started && leader && ready(healthPort) {
+				probes := probeAddrLog.FindStringSubmatch(out)
+				if started > 0 && running == started && leader && probes != nil && ready(probes[1]) {
 					break
 				}
 				select {
@@ -181,8 +175,8 @@ func TestChartStartsTheManager(t *testing.T) {
 	}
 }
 
-func ready(port int) bool {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+func ready(addr string) bool {
+	resp, err := http.Get("http://" + addr + "/readyz")
 	if err != nil {
 		return false
 	}

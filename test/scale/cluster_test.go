@@ -72,15 +72,14 @@ type benchCluster struct {
 }
 
 // startCluster starts three brokers of bin with config and waits until
-// they are ready. Each serves Go's pprof profiles on its proxy's
-// debugAddr.
+// they are ready. Each serves Go's pprof profiles on its DebugAddress.
 func startCluster(t testing.TB, bin binary, config map[string]string) *benchCluster {
 	t.Helper()
 	bc := &benchCluster{proxies: make([]*peerProxy, 3)}
 	c, err := brokertest.NewCluster(brokertest.Options{
-		Brokers: 3, Binary: bin.path, Dir: t.TempDir(), LogLevel: "warn", Config: config,
+		Brokers: 3, Binary: bin.path, Dir: t.TempDir(), LogLevel: "warn", Config: config, Debug: true,
 		Args: func(i int) []string {
-			return []string{"--peer-advertised-address", bc.proxies[i].addr, "--debug-listen", bc.proxies[i].debugAddr}
+			return []string{"--peer-advertised-address", bc.proxies[i].addr}
 		},
 	})
 	if err != nil {
@@ -131,11 +130,11 @@ func (bc *benchCluster) profile(t testing.TB, name string, window time.Duration)
 		return func() {}
 	}
 	var wg sync.WaitGroup
-	for i, p := range bc.proxies {
+	for i := range bc.proxies {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.debugAddr, int(window.Seconds()))
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", bc.DebugAddress(i), int(window.Seconds()))
 			hc := &http.Client{Timeout: window + time.Minute}
 			resp, err := hc.Get(url)
 			if err != nil {
@@ -176,10 +175,10 @@ func processCPU(pid int) time.Duration {
 
 // peerProxy forwards a broker's peer traffic and counts it by path.
 type peerProxy struct {
-	addr, debugAddr string
-	srv             *http.Server
-	mu              sync.Mutex
-	byPath          map[string]*atomic.Int64
+	addr   string
+	srv    *http.Server
+	mu     sync.Mutex
+	byPath map[string]*atomic.Int64
 }
 
 func startPeerProxy(t testing.TB, target string) *peerProxy {
@@ -192,13 +191,7 @@ func startPeerProxy(t testing.TB, target string) *peerProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	debugAddr := dl.Addr().String()
-	dl.Close()
-	p := &peerProxy{addr: ln.Addr().String(), debugAddr: debugAddr, byPath: map[string]*atomic.Int64{}}
+	p := &peerProxy{addr: ln.Addr().String(), byPath: map[string]*atomic.Int64{}}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.Host = "http", target, target
