@@ -1,0 +1,138 @@
+package kafka
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/auth"
+)
+
+// recordingCore answers the calls authorizing passes on and records the
+// partitions a fetch reached it with; the calls it does not define are
+// never reached in these tests (the embedded nil Core would panic).
+type recordingCore struct {
+	Core
+	fetched []string
+}
+
+func (c *recordingCore) Topology(context.Context) (api.Topology, error) {
+	return api.Topology{Topics: []api.TopicPlacement{{Name: "mine", TopicID: "id-mine"}, {Name: "theirs", TopicID: "id-theirs"}}}, nil
+}
+
+func (c *recordingCore) FetchBatches(_ context.Context, req api.FetchBatchesRequest) (api.FetchBatchesResult, error) {
+	var res api.FetchBatchesResult
+	for _, p := range req.Partitions {
+		c.fetched = append(c.fetched, p.Topic+p.TopicID)
+		res.Partitions = append(res.Partitions, api.FetchedPartition{Topic: p.Topic, Partition: p.Partition, HighWatermark: 7})
+	}
+	return res, nil
+}
+
+func (c *recordingCore) ListGroups(context.Context) (api.GroupList, error) {
+	return api.GroupList{Groups: []api.GroupSummary{{Group: "mine-1"}, {Group: "theirs"}}}, nil
+}
+
+func (c *recordingCore) Offsets(context.Context, api.OffsetsRequest) ([]api.OffsetCommit, error) {
+	return []api.OffsetCommit{{Topic: "mine", Offset: 1}, {Topic: "theirs", Offset: 2}}, nil
+}
+
+func (c *recordingCore) AutoCreateTopic(context.Context, string) error { return nil }
+
+// TestAuthorizingCore: a fetch of topics the principal may and may not
+// read reaches the core with the readable partitions only (by name or by
+// topic id) and answers the others TOPIC_AUTHORIZATION_FAILED in their
+// places; ListGroups, Metadata's topology and OffsetFetch leave out what
+// the principal may not Describe; auto-creation without Create is
+// UNKNOWN_TOPIC for a topic the principal may Describe and
+// TOPIC_AUTHORIZATION_FAILED otherwise; a superuser is refused nothing.
+func TestAuthorizingCore(t *testing.T) {
+	alice := &auth.User{Name: "alice", ACLs: []auth.ACL{
+		{Resource: auth.ResourceTopic, Name: "mine", Operations: []auth.Operation{auth.OpRead}},
+		{Resource: auth.ResourceTopic, Name: "wanted", Operations: []auth.Operation{auth.OpDescribe}},
+		{Resource: auth.ResourceGroup, Name: "mine-", Pattern: auth.PatternPrefix, Operations: []auth.Operation{auth.OpRead}},
+	}}
+	users := func(name string) *auth.User {
+		if name == "alice" {
+			return alice
+		}
+		return nil
+	}
+	sec := auth.Listener{Authentication: auth.AuthSCRAM, Authorization: true, Authorizer: auth.Authorizer{SuperUsers: []string{"root"}}}
+	for _, tc := range []struct {
+		user        string
+		fetched     []string
+		codes       []string // per fetched partition, "" for none
+		groups      []string
+		topics      []string
+		offsets     []string
+		createCodes []string // auto-creating "wanted", then "unwanted"
+	}{
+		{"alice", []string{"mine", "id-mine"}, []string{"", api.CodeTopicAuthorizationFailed, "", api.CodeTopicAuthorizationFailed},
+			[]string{"mine-1"}, []string{"mine"}, []string{"mine"}, []string{api.CodeUnknownTopic, api.CodeTopicAuthorizationFailed}},
+		{"root", []string{"mine", "theirs", "id-mine", "id-theirs"}, []string{"", "", "", ""},
+			[]string{"mine-1", "theirs"}, []string{"mine", "theirs"}, []string{"mine", "theirs"}, []string{"", ""}},
+		{"", nil, []string{api.CodeTopicAuthorizationFailed, api.CodeTopicAuthorizationFailed, api.CodeTopicAuthorizationFailed, api.CodeTopicAuthorizationFailed},
+			[]string{}, []string{}, []string{}, []string{api.CodeTopicAuthorizationFailed, api.CodeTopicAuthorizationFailed}},
+	} {
+		core := &recordingCore{}
+		a := authorizing{Core: core, sec: sec, users: users}
+		ctx := withIdentity(context.Background(), identity{principal: auth.Principal{Name: tc.user}, host: "10.0.0.1"})
+		res, err := a.FetchBatches(ctx, api.FetchBatchesRequest{Partitions: []api.FetchPartition{
+			{Topic: "mine", Partition: 0}, {Topic: "theirs", Partition: 1}, {TopicID: "id-mine", Partition: 2}, {TopicID: "id-theirs", Partition: 3}}})
+		if err != nil {
+			t.Fatalf("%q: fetch: %v", tc.user, err)
+		}
+		if !slices.Equal(core.fetched, tc.fetched) {
+			t.Errorf("%q: the core fetched %v, want %v", tc.user, core.fetched, tc.fetched)
+		}
+		for i, p := range res.Partitions {
+			code := ""
+			if p.Err != nil {
+				code = p.Err.Code
+			} else if p.HighWatermark != 7 || p.Partition != int32(i) {
+				t.Errorf("%q: partition %d answered out of place: %+v", tc.user, i, p)
+			}
+			if code != tc.codes[i] {
+				t.Errorf("%q: partition %d: %q, want %q", tc.user, i, code, tc.codes[i])
+			}
+		}
+
+		list, _ := a.ListGroups(ctx)
+		var groups []string
+		for _, g := range list.Groups {
+			groups = append(groups, g.Group)
+		}
+		topo, _ := a.Topology(ctx)
+		var topics []string
+		for _, t := range topo.Topics {
+			topics = append(topics, t.Name)
+		}
+		var offsets []string
+		if commits, err := a.Offsets(ctx, api.OffsetsRequest{Group: "mine-1"}); err == nil {
+			for _, c := range commits {
+				offsets = append(offsets, c.Topic)
+			}
+		} else if tc.user != "" {
+			t.Errorf("%q: offsets of mine-1: %v", tc.user, err)
+		}
+		for _, got := range []struct {
+			what      string
+			got, want []string
+		}{{"groups", groups, tc.groups}, {"topics", topics, tc.topics}, {"offsets", offsets, tc.offsets}} {
+			if !slices.Equal(got.got, got.want) && (len(got.got) != 0 || len(got.want) != 0) {
+				t.Errorf("%q: %s %v, want %v", tc.user, got.what, got.got, got.want)
+			}
+		}
+		for i, topic := range []string{"wanted", "unwanted"} {
+			code := ""
+			if err := a.AutoCreateTopic(ctx, topic); err != nil {
+				code = asAPIError(err).Code
+			}
+			if code != tc.createCodes[i] {
+				t.Errorf("%q: auto-creating %s: %q, want %q", tc.user, topic, code, tc.createCodes[i])
+			}
+		}
+	}
+}
