@@ -40,6 +40,39 @@ func (c *recordingCore) Offsets(context.Context, api.OffsetsRequest) ([]api.Offs
 
 func (c *recordingCore) AutoCreateTopic(context.Context, string) error { return nil }
 
+func (c *recordingCore) CreateTopic(context.Context, api.CreateTopicRequest) (*api.CreateTopicResult, error) {
+	return &api.CreateTopicResult{}, nil
+}
+
+// TestAuthorizingCreateTopics: CreateTopics needs Create on the topic or
+// on the cluster, as in Kafka.
+func TestAuthorizingCreateTopics(t *testing.T) {
+	users := map[string]*auth.User{
+		"by-topic":   {Name: "by-topic", ACLs: []auth.ACL{{Resource: auth.ResourceTopic, Name: "new-", Pattern: auth.PatternPrefix, Operations: []auth.Operation{auth.OpCreate}}}},
+		"by-cluster": {Name: "by-cluster", ACLs: []auth.ACL{{Resource: auth.ResourceCluster, Operations: []auth.Operation{auth.OpCreate}}}},
+		"reader":     {Name: "reader", ACLs: []auth.ACL{{Resource: auth.ResourceTopic, Name: "*", Operations: []auth.Operation{auth.OpRead}}}},
+	}
+	a := authorizing{Core: &recordingCore{}, sec: auth.Listener{Authorization: true}, users: func(n string) *auth.User { return users[n] }}
+	for _, tc := range []struct {
+		user, topic string
+		want        string
+	}{
+		{"by-topic", "new-orders", ""},
+		{"by-topic", "orders", api.CodeTopicAuthorizationFailed},
+		{"by-cluster", "orders", ""},
+		{"reader", "orders", api.CodeTopicAuthorizationFailed},
+	} {
+		ctx := withIdentity(context.Background(), identity{principal: auth.Principal{Name: tc.user}})
+		code := ""
+		if _, err := a.CreateTopic(ctx, api.CreateTopicRequest{Name: tc.topic, Partitions: 1}); err != nil {
+			code = asAPIError(err).Code
+		}
+		if code != tc.want {
+			t.Errorf("%s creates %s: %q, want %q", tc.user, tc.topic, code, tc.want)
+		}
+	}
+}
+
 // TestAuthorizingCore: a fetch of topics the principal may and may not
 // read reaches the core with the readable partitions only (by name or by
 // topic id) and answers the others TOPIC_AUTHORIZATION_FAILED in their
