@@ -305,6 +305,10 @@ var _ = Describe("KairoLog installed with helm, used with kubectl", Ordered, fun
 		Expect(consumer.Interrupt()).To(Succeed(), "kairoctl consume on Ctrl-C:\n%s", consumer.Log())
 	}, SpecTimeout(3*time.Minute))
 
+	It("5b. serves kcat through kubectl port-forward of the Kafka gateway, as the chart's NOTES say: metadata, produce, consume, group commits", func(ctx SpecContext) {
+		kcatThroughGateway(ctx, pf.URL())
+	}, SpecTimeout(7*time.Minute))
+
 	It("6. survives kill -9 of a broker during an acks=all producer: the pod restarts, nothing acknowledged is lost", func(ctx SpecContext) {
 		prod := startProducer(pf.URL(), topicName, "s6")
 		Eventually(func() int { return len(prod.Acked()) }).WithContext(ctx).WithTimeout(60*time.Second).
