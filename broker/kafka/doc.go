@@ -31,6 +31,21 @@
 // answers an ApiVersions request newer than it knows (KIP-511) and the one
 // reply any client can read whatever it asked.
 //
+// # Security
+//
+// A listener may run over TLS (Options.TLS) and authenticate its clients
+// (Options.Security): by client certificate, whose common name is the
+// principal, or by SASL (SCRAM-SHA-512, and PLAIN over TLS) checked
+// against the users of the metadata quorum. sasl.go runs the exchange
+// before any other request, one frame at a time, as Kafka's
+// SaslServerAuthenticator does. With authorization on, the handlers reach
+// the core through authorize.go's Core, which checks each topic, group and
+// cluster a call touches against the principal's ACLs and answers Kafka's
+// *_AUTHORIZATION_FAILED codes in the reply's place for that resource; the
+// handlers themselves know nothing of it (Metadata alone asks whether a
+// named topic may be described). On the gateway the check runs here, with
+// the client's principal, before the core passes a request on.
+//
 // # Limits
 //
 // A frame larger than socket.request.max.bytes closes the connection before
