@@ -16,30 +16,37 @@ import (
 
 	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/internal/heldport"
 	"github.com/kairolog/kairolog/internal/syncbuf"
 )
 
-// portFreeOn returns a port free on every one of hosts.
-func portFreeOn(t *testing.T, hosts ...string) int {
+// portHeldOn holds a port free on every one of hosts until the test ends;
+// the brokers bind it themselves (heldport.Hold).
+func portHeldOn(t *testing.T, hosts ...string) int {
 	t.Helper()
 	for range 50 {
-		l, err := net.Listen("tcp", hosts[0]+":0")
+		first, err := heldport.Hold(hosts[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		ok := true
+		held := []*heldport.Bound{first}
 		for _, h := range hosts[1:] {
-			l, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
+			b, err := heldport.HoldAt(net.JoinHostPort(h, strconv.Itoa(first.Port())))
 			if err != nil {
-				ok = false
 				break
 			}
-			l.Close()
+			held = append(held, b)
 		}
-		if ok {
-			return port
+		if len(held) == len(hosts) {
+			t.Cleanup(func() {
+				for _, b := range held {
+					b.Close()
+				}
+			})
+			return first.Port()
+		}
+		for _, b := range held {
+			b.Close()
 		}
 	}
 	t.Fatal("no port free on every loopback address")
@@ -59,7 +66,7 @@ func TestDevClusterAsDocumented(t *testing.T) {
 		t.Fatalf("build the broker: %v\n%s", err, out)
 	}
 	hosts := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
-	httpPort, raftPort, peerPort := portFreeOn(t, hosts...), portFreeOn(t, hosts...), portFreeOn(t, hosts...)
+	httpPort, raftPort, peerPort := portHeldOn(t, hosts...), portHeldOn(t, hosts...), portHeldOn(t, hosts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncbuf.Buffer
 	done := make(chan error, 1)

@@ -28,7 +28,27 @@ type Bound struct {
 }
 
 // Bind holds a free port on host, an IPv4 address.
-func Bind(host string) (*Bound, error) { return bind(host, 0) }
+func Bind(host string) (*Bound, error) { return bind(host, 0, false) }
+
+// Hold holds a free port on host, an IPv4 address, for a program that binds
+// the port itself and cannot be handed a socket (etcd, kube-apiserver,
+// kubectl: a Go listener, which sets SO_REUSEADDR). The socket is bound as
+// such a listener binds, so the program binds the port explicitly while it
+// is held, yet the kernel picks it for no one's port 0 and no outgoing
+// connection. Close it once the program listens, or keep it while the
+// program may bind the port again (a restarted port-forward).
+func Hold(host string) (*Bound, error) { return bind(host, 0, true) }
+
+// HoldAt holds addr, "host:port", as Hold holds a port it picks: for a
+// program that binds it itself (the same port on several loopback
+// addresses, say).
+func HoldAt(addr string) (*Bound, error) {
+	host, port, err := splitAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	return bind(host, port, true)
+}
 
 // Rebind holds addr again for a broker that stopped and will start on the
 // same address. Connections the stopped broker closed may linger on the
@@ -36,18 +56,26 @@ func Bind(host string) (*Bound, error) { return bind(host, 0) }
 // (SO_REUSEADDR), which still keeps the port from the kernel's choice of
 // free ports, though no longer from a listener bound to it explicitly.
 func Rebind(addr string) (*Bound, error) {
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr(addr)
 	if err != nil {
 		return nil, err
 	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return nil, fmt.Errorf("heldport: port of %s: %w", addr, err)
-	}
-	return bind(host, p)
+	return bind(host, port, false)
 }
 
-func bind(host string, port int) (*Bound, error) {
+func splitAddr(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", 0, fmt.Errorf("heldport: port of %s: %w", addr, err)
+	}
+	return host, p, nil
+}
+
+func bind(host string, port int, reuse bool) (*Bound, error) {
 	ip := net.ParseIP(host).To4()
 	if ip == nil {
 		return nil, fmt.Errorf("heldport: %q is not an IPv4 address", host)
@@ -58,8 +86,13 @@ func bind(host string, port int) (*Bound, error) {
 	if err != nil {
 		return nil, fmt.Errorf("heldport: socket: %w", err)
 	}
-	err = syscall.Bind(fd, sa)
-	if errors.Is(err, syscall.EADDRINUSE) && port != 0 {
+	if reuse {
+		err = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	}
+	if err == nil {
+		err = syscall.Bind(fd, sa)
+	}
+	if errors.Is(err, syscall.EADDRINUSE) && port != 0 && !reuse {
 		if err = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err == nil {
 			err = syscall.Bind(fd, sa)
 		}

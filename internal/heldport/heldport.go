@@ -8,6 +8,9 @@
 // the listener until Listen hands it to the broker. A broker process:
 // Bind holds a free port as a bound socket and Pass hands it to the
 // process, whose broker listens on it (cmd/broker, KAIROLOG_LISTEN_FDS).
+// A program that cannot be handed a socket and binds its port itself
+// (etcd, kube-apiserver, kubectl port-forward): Hold keeps the kernel from
+// giving the port to anyone else while the program binds it.
 package heldport
 
 import (
@@ -15,9 +18,16 @@ import (
 	"net"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
+
+// TB is the part of testing.TB that Reserve uses; the package imports no
+// testing code, so commands may hold ports with it too.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
 
 // held are the listeners of reserved ports that no broker has taken yet.
 var held = struct {
@@ -27,7 +37,7 @@ var held = struct {
 
 // Reserve binds a free loopback port and returns its address; the port
 // stays bound until Listen takes it or the test ends.
-func Reserve(t testing.TB) string {
+func Reserve(t TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

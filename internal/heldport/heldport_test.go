@@ -93,3 +93,40 @@ func TestBoundPortsStayTakenAndRefuse(t *testing.T) {
 		t.Fatal("Bind(localhost): no error for a host that is no IPv4 address")
 	}
 }
+
+// TestHeldPortsAreBoundOnlyByTheirProgram: a port held for a program that
+// binds it itself can be listened on explicitly, as that program does,
+// yet port 0 never yields it while it is held.
+func TestHeldPortsAreBoundOnlyByTheirProgram(t *testing.T) {
+	held := map[string]*Bound{}
+	for range 100 {
+		b, err := Hold("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		held[b.Addr()] = b
+	}
+	for range 300 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		if held[ln.Addr().String()] != nil {
+			t.Fatalf("port 0 gave %s, which is held", ln.Addr())
+		}
+	}
+	for addr := range held {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("the program for %s cannot bind it: %v", addr, err)
+		}
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial %s: %v", addr, err)
+		}
+		c.Close()
+		ln.Close()
+	}
+}

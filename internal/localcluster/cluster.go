@@ -420,6 +420,9 @@ func (c *Cluster) Stop() {
 		for _, cl := range c.closers {
 			_ = cl.Close()
 		}
+		if c.layout != nil {
+			c.layout.release()
+		}
 		if c.network != nil {
 			c.network.teardown()
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kairolog/kairolog/internal/heldport"
 	"github.com/kairolog/kairolog/internal/localcluster/childproc"
 )
 
@@ -78,18 +79,32 @@ type controlPlaneLayout struct {
 	serviceCIDR               *net.IPNet
 	etcdClient, etcdPeer      int
 	apiserver, kcm, scheduler int
+	// held keep the ports above from being given to anyone else (another
+	// program's port 0, an outgoing connection) while the cluster runs;
+	// the components bind them themselves (heldport.Hold).
+	held []*heldport.Bound
 }
 
 func newLayout(binDir, stateDir string, ip net.IP, serviceCIDR *net.IPNet) (*controlPlaneLayout, error) {
 	l := &controlPlaneLayout{binDir: binDir, stateDir: stateDir, logDir: filepath.Join(stateDir, "logs"), ip: ip, serviceCIDR: serviceCIDR}
 	for _, p := range []*int{&l.etcdClient, &l.etcdPeer, &l.apiserver, &l.kcm, &l.scheduler} {
-		port, err := freePort(ip)
+		b, err := heldport.Hold(ip.String())
 		if err != nil {
+			l.release()
 			return nil, err
 		}
-		*p = port
+		l.held = append(l.held, b)
+		*p = b.Port()
 	}
 	return l, os.MkdirAll(l.logDir, 0o755)
+}
+
+// release gives the control plane's ports up.
+func (l *controlPlaneLayout) release() {
+	for _, b := range l.held {
+		_ = b.Close()
+	}
+	l.held = nil
 }
 
 func (l *controlPlaneLayout) url(scheme string, port int) string {

@@ -100,13 +100,3 @@ func (s *slot) kubernetesServiceIP() net.IP { return net.IPv4(10, 96, byte(s.n),
 func (s *slot) bridgeName() string { return bridgeName(s.n) }
 
 func bridgeName(n int) string { return "kairo-" + strconv.Itoa(n) }
-
-// freePort asks the kernel for a port that is free on ip right now.
-func freePort(ip net.IP) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}

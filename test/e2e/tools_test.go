@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/kairolog/kairolog/internal/heldport"
 	"github.com/kairolog/kairolog/internal/localcluster/childproc"
 	"github.com/kairolog/kairolog/internal/syncbuf"
 )
@@ -90,7 +90,10 @@ type portForward struct {
 	ns, target string
 	remote     int
 	local      int
-	logPath    string
+	// held keeps local from being given to anyone else while kubectl
+	// (started again on it after a failure) binds it itself.
+	held    *heldport.Bound
+	logPath string
 
 	mu       sync.Mutex
 	proc     *childproc.Process
@@ -114,7 +117,9 @@ func startPortForward(ns, target string, remote int) *portForward {
 // given the forwarded base URL, succeeds through it.
 func startPortForwardProbed(ns, target string, remote int, probe func(base string) error) *portForward {
 	GinkgoHelper()
-	pf := &portForward{ns: ns, target: target, remote: remote, local: freePort(),
+	held, err := heldport.Hold("127.0.0.1")
+	Expect(err).NotTo(HaveOccurred())
+	pf := &portForward{ns: ns, target: target, remote: remote, local: held.Port(), held: held,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	pf.logPath = filepath.Join(s.workDir, fmt.Sprintf("port-forward-%d.log", pf.local))
 	go pf.loop()
@@ -213,16 +218,8 @@ func (pf *portForward) Stop() {
 	pf.stopOnce.Do(func() {
 		close(pf.stop)
 		<-pf.done
+		_ = pf.held.Close()
 	})
-}
-
-// freePort returns a TCP port free on 127.0.0.1 at the time of the call.
-func freePort() int {
-	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // consumerProc is a `kairoctl consume` process: a member of a consumer
