@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kairolog/kairolog/internal/pki"
 )
@@ -46,16 +48,21 @@ var securityUsers = map[string]map[string]any{
 // A is refused topic B with TOPIC_AUTHORIZATION_FAILED and does not see
 // it, is refused a group outside its prefix with GROUP_AUTHORIZATION_FAILED
 // and topic creation; a certificate's common name is its principal, and a
-// client without one is disconnected.
+// client without one is disconnected; over a gateway without TLS, SCRAM
+// works and PLAIN is not offered.
 func TestKafkaSecurity(t *testing.T) {
 	p := newSecurePKI(t)
 	c, operator := startSecureCluster(t, p, 3, func(i int) []string {
-		gateway := "scram-sha-512"
-		if i == 2 {
-			gateway = "tls"
+		// Gateways: SASL_PLAINTEXT on broker 0, SASL_SSL on broker 1,
+		// client certificates on broker 2.
+		gateway := []string{"--kafka-gateway-authentication", "scram-sha-512"}
+		switch i {
+		case 1:
+			gateway = append(gateway, "--kafka-gateway-tls")
+		case 2:
+			gateway = []string{"--kafka-gateway-authentication", "tls", "--kafka-gateway-tls"}
 		}
-		return append([]string{"--kafka-tls", "--kafka-authentication", "scram-sha-512",
-			"--kafka-gateway-tls", "--kafka-gateway-authentication", gateway}, authorizationFlags...)
+		return append(append([]string{"--kafka-tls", "--kafka-authentication", "scram-sha-512"}, gateway...), authorizationFlags...)
 	})
 	for name, u := range securityUsers {
 		putUser(t, c, operator, name, u)
@@ -147,6 +154,18 @@ func TestKafkaSecurity(t *testing.T) {
 		err := plainClient(t, p, kafkaSeeds, "writer", "wrong").Ping(testContext(t, 20*time.Second))
 		if !errors.Is(err, kerr.SaslAuthenticationFailed) {
 			t.Errorf("PLAIN with a wrong password: %v, want SASL_AUTHENTICATION_FAILED", err)
+		}
+	})
+
+	t.Run("SASL_PLAINTEXT", func(t *testing.T) {
+		ctx := testContext(t, 30*time.Second)
+		gw := []string{c.GatewayAddress(0)}
+		scramPlaintext := newClient(t, gw, kgo.SASL(scram.Auth{User: "writer", Pass: "writer-pw"}.AsSha512Mechanism()))
+		produceRecords(t, ctx, scramPlaintext, "sec-a", 1)
+		// PLAIN would send the password in the clear: not offered.
+		plainPlaintext := newClient(t, gw, kgo.SASL(plain.Auth{User: "writer", Pass: "writer-pw"}.AsMechanism()))
+		if err := plainPlaintext.Ping(testContext(t, 20*time.Second)); !errors.Is(err, kerr.UnsupportedSaslMechanism) {
+			t.Errorf("PLAIN without TLS: %v, want UNSUPPORTED_SASL_MECHANISM", err)
 		}
 	})
 
