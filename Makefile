@@ -77,7 +77,7 @@ lint-fix: ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: manifests generate fmt vet k8s-binaries build images ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
+test: manifests generate fmt vet k8s-binaries build images kafkajs ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
 	go test ./... -timeout 30m
 
 .PHONY: test-unit
@@ -122,6 +122,10 @@ test-demo: k8s-binaries helm ## Run only the demo's test: the demo twice, non-in
 	go test ./cmd/kairo-local -run 'TestDemo$$' -count=1 -v -timeout 15m
 
 ##@ Dependencies
+
+.PHONY: kafkajs
+kafkajs: ## Install the kafkajs test client that test/kafka runs under node (pinned by test/kafka/kafkajs/package-lock.json), once.
+	@test -d test/kafka/kafkajs/node_modules/kafkajs || npm ci --prefix test/kafka/kafkajs
 
 .PHONY: helm
 helm: $(HELM) ## Build the helm CLI (HELM_VERSION) into bin/.

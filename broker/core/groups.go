@@ -160,13 +160,15 @@ var opListGroups = peer.NewOp[struct{}, api.GroupList]("core/group/list")
 // answers with its own coordinators only). A broker that does not answer
 // in time does not fail the list: its groups are missing, the list says it
 // is partial and names the broker, as it does for a broker whose
-// coordinators are still loading.
+// coordinators are still loading. A Local request (the Kafka listener's)
+// lists this broker's own groups only, as a Kafka broker does: Kafka's
+// clients ask every broker and concatenate the answers.
 func (b *Broker) ListGroups(ctx context.Context) (api.GroupList, error) {
 	out := api.GroupList{Groups: b.localGroups()}
 	if b.coords.Loading() > 0 {
 		out.Partial, out.UnavailableBrokers = true, []int32{b.id}
 	}
-	if IsForwarded(ctx) {
+	if IsForwarded(ctx) || isLocal(ctx) {
 		return out, nil
 	}
 	img := b.image()

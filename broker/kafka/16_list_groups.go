@@ -8,10 +8,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ListGroups v0–5: every coordinator's groups, as consumer groups of the
-// classic protocol, filtered by state (v4+, case-insensitive as in Kafka)
-// and type (v5+). A broker that did not answer leaves its groups out, as
-// a Kafka broker lists only its own.
+// ListGroups v0–5: the groups this broker coordinates, as a Kafka broker
+// answers (Kafka's clients ask every broker and concatenate the answers,
+// so a group listed by every broker would be listed three times); on the
+// gateway, which names itself the coordinator of every group, every
+// coordinator's groups. Filtered by state (v4+, case-insensitive as in
+// Kafka) and type (v5+). On the gateway a broker that did not answer
+// leaves its groups out.
 func init() { register(16, 0, 5, (*Server).listGroups) }
 
 func (s *Server) listGroups(ctx context.Context, req *request) kmsg.Response {
