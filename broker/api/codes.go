@@ -74,6 +74,11 @@ const (
 	CodeTopicAuthorizationFailed   = "TOPIC_AUTHORIZATION_FAILED"
 	CodeGroupAuthorizationFailed   = "GROUP_AUTHORIZATION_FAILED"
 	CodeClusterAuthorizationFailed = "CLUSTER_AUTHORIZATION_FAILED"
+	// A member that shares no protocol, or not the protocol type, with the
+	// members of its group (Kafka's code of the same name): a Kafka
+	// consumer joining a generation of the HTTP API's consumers, or one
+	// whose assignors none of the others support.
+	CodeInconsistentGroupProtocol = "INCONSISTENT_GROUP_PROTOCOL"
 )
 
 // Codes that only travel between brokers: the fencing and placement
@@ -146,8 +151,9 @@ var statuses = map[string]int{
 	CodeOutOfOrderSequence:     http.StatusConflict,
 	CodeInvalidProducerEpoch:   http.StatusConflict,
 
-	CodeFetchSessionIDNotFound:   http.StatusConflict,
-	CodeInvalidFetchSessionEpoch: http.StatusConflict,
+	CodeFetchSessionIDNotFound:    http.StatusConflict,
+	CodeInvalidFetchSessionEpoch:  http.StatusConflict,
+	CodeInconsistentGroupProtocol: http.StatusConflict,
 
 	CodeBodyTimeout:          http.StatusRequestTimeout,
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,

@@ -12,32 +12,62 @@ import "time"
 // standalone consumers send.
 const NoGeneration int32 = -1
 
+// ConsumerProtocolType is the protocol type of Kafka's consumers, whose
+// protocol metadata (subscription) and assignments the Kafka front door
+// decodes into topics and partitions.
+const ConsumerProtocolType = "consumer"
+
 // JoinGroupRequest asks to join a group's next generation. An empty
-// MemberID asks the coordinator for a new one. Topics is the member's
-// subscription: the coordinator assigns their partitions with the group's
-// strategy.
+// MemberID asks the coordinator for a new one.
+//
+// A member of the HTTP API names its subscription in Topics, and the
+// coordinator assigns their partitions with the group's strategy. A Kafka
+// member names a ProtocolType and the Protocols it supports, preferred
+// first (Kafka's classic protocol with client-side assignors): the
+// coordinator picks a protocol every member supports, the generation's
+// leader assigns with it and sends the assignments in its SyncGroup, and
+// the coordinator hands each member its own. The two kinds do not share a
+// generation (INCONSISTENT_GROUP_PROTOCOL).
 type JoinGroupRequest struct {
-	Group              string   `json:"group,omitempty"`
-	MemberID           string   `json:"member_id"`
-	Topics             []string `json:"topics"`
-	SessionTimeoutMs   int64    `json:"session_timeout_ms,omitempty"`
-	RebalanceTimeoutMs int64    `json:"rebalance_timeout_ms,omitempty"`
-	ClientID           string   `json:"client_id,omitempty"`
+	Group              string          `json:"group,omitempty"`
+	MemberID           string          `json:"member_id"`
+	Topics             []string        `json:"topics"`
+	SessionTimeoutMs   int64           `json:"session_timeout_ms,omitempty"`
+	RebalanceTimeoutMs int64           `json:"rebalance_timeout_ms,omitempty"`
+	ClientID           string          `json:"client_id,omitempty"`
+	ProtocolType       string          `json:"protocol_type,omitempty"`
+	Protocols          []GroupProtocol `json:"protocols,omitempty"`
 }
 
-// JoinGroupResult is the generation a member joined.
+// GroupProtocol is a protocol a member supports: its name, the member's
+// metadata for it (opaque to the coordinator), and the topics that
+// metadata subscribes to when the front door could read them (the
+// consumer protocol), which describing the group shows.
+type GroupProtocol struct {
+	Name     string   `json:"name"`
+	Metadata []byte   `json:"metadata,omitempty"`
+	Topics   []string `json:"topics,omitempty"`
+}
+
+// JoinGroupResult is the generation a member joined; in a group whose
+// members assign, also the protocol chosen for it.
 type JoinGroupResult struct {
-	Group      string         `json:"group"`
-	MemberID   string         `json:"member_id"`
-	Generation int32          `json:"generation"`
-	Leader     string         `json:"leader"`
-	Members    []JoinedMember `json:"members"`
+	Group        string         `json:"group"`
+	MemberID     string         `json:"member_id"`
+	Generation   int32          `json:"generation"`
+	Leader       string         `json:"leader"`
+	Members      []JoinedMember `json:"members"`
+	ProtocolType string         `json:"protocol_type,omitempty"`
+	Protocol     string         `json:"protocol,omitempty"`
 }
 
-// JoinedMember is a member of a generation and the topics it subscribes to.
+// JoinedMember is a member of a generation and the topics it subscribes
+// to; in a group whose members assign, also its metadata for the chosen
+// protocol, which the leader's assignor reads.
 type JoinedMember struct {
-	ID     string   `json:"id"`
-	Topics []string `json:"topics"`
+	ID       string   `json:"id"`
+	Topics   []string `json:"topics"`
+	Metadata []byte   `json:"metadata,omitempty"`
 }
 
 // MemberGeneration names a member of a generation: the request of sync and
@@ -48,12 +78,39 @@ type MemberGeneration struct {
 	Generation int32  `json:"generation"`
 }
 
-// SyncGroupResult is a member's assignment in its generation.
-type SyncGroupResult struct {
-	Group      string            `json:"group"`
+// SyncGroupRequest asks for a member's assignment in its generation. In
+// a group whose members assign, the leader sends every member's
+// assignment, and ProtocolType and Protocol, when set, must be the
+// group's.
+type SyncGroupRequest struct {
+	Group        string             `json:"group,omitempty"`
+	MemberID     string             `json:"member_id"`
+	Generation   int32              `json:"generation"`
+	ProtocolType string             `json:"protocol_type,omitempty"`
+	Protocol     string             `json:"protocol,omitempty"`
+	Assignments  []MemberAssignment `json:"assignments,omitempty"`
+}
+
+// MemberAssignment is what a leader assigns one member: the bytes the
+// member gets (opaque to the coordinator), and the partitions they give
+// when the front door could read them (the consumer protocol).
+type MemberAssignment struct {
 	MemberID   string            `json:"member_id"`
-	Generation int32             `json:"generation"`
-	Assignment []TopicPartitions `json:"assignment"`
+	Assignment []byte            `json:"assignment,omitempty"`
+	Topics     []TopicPartitions `json:"topics,omitempty"`
+}
+
+// SyncGroupResult is a member's assignment in its generation. In a group
+// whose members assign, MemberAssignment is the bytes the leader assigned
+// it and Assignment what they give, as far as the front door read them.
+type SyncGroupResult struct {
+	Group            string            `json:"group"`
+	MemberID         string            `json:"member_id"`
+	Generation       int32             `json:"generation"`
+	Assignment       []TopicPartitions `json:"assignment"`
+	ProtocolType     string            `json:"protocol_type,omitempty"`
+	Protocol         string            `json:"protocol,omitempty"`
+	MemberAssignment []byte            `json:"member_assignment,omitempty"`
 }
 
 // LeaveGroupRequest takes a member out of its group.
@@ -142,15 +199,25 @@ type GroupDescription struct {
 	Members            []GroupMember  `json:"members"`
 	Offsets            []PartitionLag `json:"offsets"`
 	TotalLag           int64          `json:"total_lag"`
+	// ProtocolType and Protocol are set for a group whose members assign
+	// (Kafka consumers): its protocol type and the protocol its current
+	// generation chose, whose assignor the leader ran.
+	ProtocolType string `json:"protocol_type,omitempty"`
+	Protocol     string `json:"protocol,omitempty"`
 }
 
-// GroupMember is one member of a described group.
+// GroupMember is one member of a described group. In a group whose
+// members assign, ProtocolMetadata is its metadata for the chosen
+// protocol and MemberAssignment the bytes the leader assigned it (Topics
+// and Assignment are what they give, as far as the broker can read them).
 type GroupMember struct {
-	ID         string            `json:"id"`
-	ClientID   string            `json:"client_id"`
-	LastSeen   time.Time         `json:"last_seen"`
-	Topics     []string          `json:"topics"`
-	Assignment []TopicPartitions `json:"assignment"`
+	ID               string            `json:"id"`
+	ClientID         string            `json:"client_id"`
+	LastSeen         time.Time         `json:"last_seen"`
+	Topics           []string          `json:"topics"`
+	Assignment       []TopicPartitions `json:"assignment"`
+	ProtocolMetadata []byte            `json:"protocol_metadata,omitempty"`
+	MemberAssignment []byte            `json:"member_assignment,omitempty"`
 }
 
 // PartitionLag is a partition's committed offset and how far it trails.

@@ -21,14 +21,18 @@ var (
 	joinGroupOp = newGroupOp("join", func(r api.JoinGroupRequest) string { return r.Group },
 		func(ctx context.Context, c *group.Coordinator, r api.JoinGroupRequest) (api.JoinGroupResult, error) {
 			res, err := c.JoinGroup(ctx, group.JoinRequest{Group: r.Group, MemberID: r.MemberID, ClientID: r.ClientID,
-				Topics: r.Topics, SessionTimeout: ms(r.SessionTimeoutMs), RebalanceTimeout: ms(r.RebalanceTimeoutMs)})
+				Topics: r.Topics, SessionTimeout: ms(r.SessionTimeoutMs), RebalanceTimeout: ms(r.RebalanceTimeoutMs),
+				ProtocolType: r.ProtocolType, Protocols: r.Protocols})
 			return api.JoinGroupResult{Group: res.Group, MemberID: res.MemberID, Generation: res.Generation,
-				Leader: res.Leader, Members: res.Members}, err
+				Leader: res.Leader, Members: res.Members, ProtocolType: res.ProtocolType, Protocol: res.Protocol}, err
 		})
-	syncGroupOp = newGroupOp("sync", func(r api.MemberGeneration) string { return r.Group },
-		func(ctx context.Context, c *group.Coordinator, r api.MemberGeneration) (api.SyncGroupResult, error) {
-			tps, err := c.SyncGroup(ctx, r.Group, r.MemberID, r.Generation)
-			return api.SyncGroupResult{Group: r.Group, MemberID: r.MemberID, Generation: r.Generation, Assignment: nonNilTPs(tps)}, err
+	syncGroupOp = newGroupOp("sync", func(r api.SyncGroupRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.SyncGroupRequest) (api.SyncGroupResult, error) {
+			res, err := c.Sync(ctx, group.SyncRequest{Group: r.Group, MemberID: r.MemberID, Generation: r.Generation,
+				ProtocolType: r.ProtocolType, Protocol: r.Protocol, Assignments: r.Assignments})
+			return api.SyncGroupResult{Group: r.Group, MemberID: r.MemberID, Generation: r.Generation,
+				Assignment: nonNilTPs(res.Assignment), ProtocolType: res.ProtocolType, Protocol: res.Protocol,
+				MemberAssignment: res.MemberAssignment}, err
 		})
 	heartbeatOp = newGroupOp("heartbeat", func(r api.MemberGeneration) string { return r.Group },
 		func(ctx context.Context, c *group.Coordinator, r api.MemberGeneration) (struct{}, error) {
@@ -96,8 +100,9 @@ func (b *Broker) JoinGroup(ctx context.Context, req api.JoinGroupRequest) (api.J
 	return joinGroupOp.run(ctx, b, req)
 }
 
-// SyncGroup answers a member's assignment in its generation.
-func (b *Broker) SyncGroup(ctx context.Context, req api.MemberGeneration) (api.SyncGroupResult, error) {
+// SyncGroup answers a member's assignment in its generation; the leader
+// of a group whose members assign sends their assignments.
+func (b *Broker) SyncGroup(ctx context.Context, req api.SyncGroupRequest) (api.SyncGroupResult, error) {
 	return syncGroupOp.run(ctx, b, req)
 }
 
@@ -221,14 +226,16 @@ func (b *Broker) localGroups() []api.GroupSummary {
 func describedGroup(d group.Description) api.GroupDescription {
 	out := api.GroupDescription{Group: d.Group, State: d.State.String(), Generation: d.Generation,
 		AssignmentStrategy: d.AssignmentStrategy, SessionTimeoutMs: d.SessionTimeout.Milliseconds(),
-		Leader: d.Leader, Members: make([]api.GroupMember, len(d.Members)), Offsets: d.Offsets, TotalLag: d.TotalLag}
+		Leader: d.Leader, Members: make([]api.GroupMember, len(d.Members)), Offsets: d.Offsets, TotalLag: d.TotalLag,
+		ProtocolType: d.ProtocolType, Protocol: d.Protocol}
 	for i, m := range d.Members {
 		topics := m.Topics
 		if topics == nil {
 			topics = []string{}
 		}
 		out.Members[i] = api.GroupMember{ID: m.ID, ClientID: m.ClientID, LastSeen: m.LastSeen.UTC(),
-			Topics: topics, Assignment: nonNilTPs(m.Assignment)}
+			Topics: topics, Assignment: nonNilTPs(m.Assignment),
+			ProtocolMetadata: m.ProtocolMetadata, MemberAssignment: m.MemberAssignment}
 	}
 	if out.Offsets == nil {
 		out.Offsets = []api.PartitionLag{}

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -42,6 +43,8 @@ func (c *Coordinator) apply(g *group, r *record) {
 		}
 	case recGen:
 		c.applyGeneration(g, r)
+	case recSync:
+		c.applyAssignment(g, r)
 	case recAssign:
 		if r.Topic != "" {
 			g.saved[r.Topic] = fromRecAssigned(r.Assignments)
@@ -72,6 +75,7 @@ func (c *Coordinator) apply(g *group, r *record) {
 		clear(g.offsets)
 		clear(g.synced)
 		g.generation, g.leader, g.config = 0, "", nil
+		g.protocolType, g.protocol, g.assigned = "", "", false
 		g.rebalancePending, g.rebalanceDeadline = false, time.Time{}
 		g.state = Empty
 		g.epoch++
@@ -95,7 +99,7 @@ func (c *Coordinator) applyGeneration(g *group, r *record) {
 			slices.Sort(topics)
 		}
 		seen := fromMs(gm.Seen)
-		g.members[gm.ID] = &member{
+		m := &member{
 			id:               gm.ID,
 			protocol:         true,
 			clientID:         gm.ClientID,
@@ -106,6 +110,11 @@ func (c *Coordinator) applyGeneration(g *group, r *record) {
 			journaledSeen:    seen,
 			assignment:       fromRecTPs(gm.Assigned),
 		}
+		if r.ProtocolType != "" {
+			m.protocolType, m.protocols = r.ProtocolType, fromRecProtocols(gm.Protocols)
+			m.memberAssignment = slices.Clone(gm.Bytes)
+		}
+		g.members[gm.ID] = m
 	}
 	for id, m := range g.members {
 		if m.protocol && !listed[id] {
@@ -114,7 +123,12 @@ func (c *Coordinator) applyGeneration(g *group, r *record) {
 	}
 	g.generation = r.Gen
 	g.leader = r.Leader
+	g.protocolType, g.protocol = r.ProtocolType, r.Protocol
+	// A live generation of members that assign waits for the leader's
+	// assignment (a sync record); a snapshot says whether it came.
+	g.assigned = r.ProtocolType == "" || r.Assigned
 	clear(g.synced)
+	g.failSyncs(fmt.Errorf("%w: group %q is at generation %d", ErrRebalanceInProgress, g.id, r.Gen))
 	g.epoch++
 	g.stopTimer()
 	if r.Rebalance != 0 {
@@ -125,10 +139,13 @@ func (c *Coordinator) applyGeneration(g *group, r *record) {
 		return
 	}
 	g.rebalancePending, g.rebalanceDeadline = false, time.Time{}
-	if len(listed) > 0 {
-		g.state = Stable
-	} else {
+	switch {
+	case len(listed) == 0:
 		g.state = Empty
+	case !g.assigned:
+		g.state = CompletingRebalance
+	default:
+		g.state = Stable
 	}
 }
 

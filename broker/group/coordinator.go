@@ -164,6 +164,7 @@ func (c *Coordinator) unlockGroup(g *group) {
 	}
 	if c.life.Err() != nil {
 		c.failAllJoins(g, ErrCoordinatorNotAvailable)
+		g.failSyncs(ErrCoordinatorNotAvailable)
 		g.stopTimer()
 		g.state = Dead
 	} else if !g.removed && g.isEmpty() {

@@ -108,6 +108,10 @@ type Description struct {
 	Offsets            []PartitionLag
 	// TotalLag sums the lag of the partitions whose offsets could be read.
 	TotalLag int64
+	// ProtocolType is set for a group whose members assign, and Protocol
+	// is the protocol its current generation chose.
+	ProtocolType string
+	Protocol     string
 }
 
 // DescribedMember is one member of a described group. A protocol member
@@ -120,6 +124,11 @@ type DescribedMember struct {
 	LastSeen   time.Time
 	Topics     []string
 	Assignment []TopicPartitions
+	// ProtocolMetadata and MemberAssignment, for a member that assigns:
+	// its metadata for the chosen protocol and the bytes its leader
+	// assigned it.
+	ProtocolMetadata []byte
+	MemberAssignment []byte
 }
 
 // PartitionLag is a partition's committed offset and how far it trails the
@@ -219,7 +228,7 @@ func (c *Coordinator) describeLocked(g *group) Description {
 	return Description{
 		Group: g.id, State: g.reportedState(), Generation: g.generation,
 		AssignmentStrategy: g.strategy(), SessionTimeout: c.groupSessionTimeout(g), Leader: g.leader,
-		Members: g.describeMembers(),
+		Members: g.describeMembers(), ProtocolType: g.protocolType, Protocol: g.protocol,
 	}
 }
 
@@ -251,6 +260,10 @@ func (g *group) describeMembers() []DescribedMember {
 		switch {
 		case m.protocol:
 			dm.Topics, dm.Assignment = slices.Clone(m.topics), cloneTopicPartitions(m.assignment)
+			if g.protocolType != "" {
+				dm.ProtocolMetadata = slices.Clone(protocolNamed(m.protocols, g.protocol).Metadata)
+				dm.MemberAssignment = slices.Clone(m.memberAssignment)
+			}
 		case g.joins[id] != nil:
 			dm.ClientID, dm.Topics = g.joins[id].clientID, slices.Clone(g.joins[id].topics)
 		default:

@@ -55,6 +55,15 @@
 // generation. So a simple member stays outside the barrier, and saved
 // assignments stay state of their own.
 //
+// # Members that assign
+//
+// A protocol member that joins with a protocol type and protocols (a
+// Kafka consumer) is assigned by its generation's leader, not by the
+// group's strategy: the coordinator picks the protocol, the leader's
+// SyncGroup brings every member's assignment (a sync record), and the
+// other members' SyncGroups wait for it, as in Kafka's classic protocol
+// (assigners.go). A generation holds members of one kind only.
+//
 // # Concurrency
 //
 // Every change to one group is serialised by that group's mutex, held across
@@ -63,10 +72,12 @@
 // coordinator because most operations are short request/response changes
 // that would only queue behind each other in a goroutine, and because groups
 // are independent: a slow journal append for one group must not stall
-// another. The one long operation, a JoinGroup waiting for the generation
-// barrier, registers itself and releases the mutex while it waits; whoever
-// completes the barrier (the last joiner, a leave, the rebalance timer or the
-// cleanup pass) answers every waiting join. The coordinator's own mutex only
+// another. The two long operations, a JoinGroup waiting for the generation
+// barrier and a SyncGroup waiting for its leader's assignment, register
+// themselves and release the mutex while they wait; whoever completes the
+// barrier (the last joiner, a leave, the rebalance timer or the cleanup
+// pass) answers every waiting join, and the leader's SyncGroup, or the
+// next rebalance, every waiting sync. The coordinator's own mutex only
 // guards the map of groups and is never held while a group mutex is taken.
 //
 // Nothing that waits on another broker runs under a group's mutex: the
@@ -76,6 +87,6 @@
 // mutex at all: it marks the coordinator closed and cancels the journal
 // appends and reads in flight, so the broker can call it from the
 // goroutine that applies metadata whatever its groups are waiting for;
-// the last operation on each group answers its waiting joins, and Drained
+// the last operation on each group answers its waiting joins and syncs, and Drained
 // says when none is left.
 package group

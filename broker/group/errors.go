@@ -15,6 +15,10 @@ var (
 	ErrIllegalGeneration = errors.New("illegal generation")
 	// ErrRebalanceInProgress: 409 REBALANCE_IN_PROGRESS; the client must rejoin.
 	ErrRebalanceInProgress = errors.New("rebalance in progress")
+	// ErrInconsistentGroupProtocol: 409 INCONSISTENT_GROUP_PROTOCOL; the
+	// member shares no protocol, or not the protocol type, with the
+	// members of its group.
+	ErrInconsistentGroupProtocol = errors.New("inconsistent group protocol")
 	// ErrNonEmptyGroup: 409 NON_EMPTY_GROUP; the group still has members.
 	ErrNonEmptyGroup = errors.New("group has active members")
 	// ErrNoActiveMembers: 400 NO_ACTIVE_MEMBERS; nobody to assign partitions to.

@@ -245,6 +245,9 @@ type memberView struct {
 	Session, Rebalance time.Duration
 	LastSeen           time.Time
 	Assignment         []TopicPartitions
+	ProtocolType       string
+	Protocols          []Protocol
+	MemberAssignment   []byte
 }
 
 // groupView is a group's persisted state, for comparing coordinators.
@@ -257,6 +260,10 @@ type groupView struct {
 	Offsets    map[TopicPartition]committed
 	Pending    bool
 	State      State
+	// Members that assign: the protocol type, the chosen protocol and
+	// whether the leader's assignment is in.
+	ProtocolType, Protocol string
+	Assigned               bool
 }
 
 // view returns the persisted state of every group. CompletingRebalance and
@@ -269,7 +276,8 @@ func view(c *Coordinator) map[string]groupView {
 			continue
 		}
 		v := groupView{Generation: g.generation, Leader: g.leader, Saved: map[string][]Assignment{},
-			Offsets: map[TopicPartition]committed{}, Pending: g.rebalancePending, State: g.state}
+			Offsets: map[TopicPartition]committed{}, Pending: g.rebalancePending, State: g.state,
+			ProtocolType: g.protocolType, Protocol: g.protocol, Assigned: g.assigned}
 		if v.State == CompletingRebalance {
 			v.State = Stable
 		}
@@ -284,7 +292,8 @@ func view(c *Coordinator) map[string]groupView {
 			}
 			v.Members = append(v.Members, memberView{ID: m.id, ClientID: m.clientID, Protocol: m.protocol,
 				Topics: slices.Clone(m.topics), Session: m.sessionTimeout, Rebalance: m.rebalanceTimeout,
-				LastSeen: m.lastSeen, Assignment: cloneTopicPartitions(m.assignment)})
+				LastSeen: m.lastSeen, Assignment: cloneTopicPartitions(m.assignment),
+				ProtocolType: m.protocolType, Protocols: m.protocols, MemberAssignment: m.memberAssignment})
 		}
 		for t, a := range g.saved {
 			v.Saved[t] = cloneAssignments(a)

@@ -36,6 +36,14 @@ type member struct {
 	lastSeen         time.Time
 	journaledSeen    time.Time // last seen time the journal holds
 	assignment       []TopicPartitions
+	// protocolType and protocols, for a member that assigns (a Kafka
+	// consumer): its protocol type and the protocols it supports,
+	// preferred first. Empty for a member the coordinator assigns.
+	protocolType string
+	protocols    []Protocol
+	// memberAssignment is the bytes the leader assigned the member in the
+	// current generation (assignment is what they give).
+	memberAssignment []byte
 }
 
 func (m *member) public() Member { return Member{ID: m.id, LastSeen: m.lastSeen} }

@@ -24,15 +24,24 @@ type JoinRequest struct {
 	SessionTimeout time.Duration
 	// RebalanceTimeout bounds how long a rebalance waits for the others.
 	RebalanceTimeout time.Duration
+	// ProtocolType and Protocols make a member that assigns (see
+	// assigners.go): Topics is then ignored, each protocol carries the
+	// subscription as the front door read it.
+	ProtocolType string
+	Protocols    []Protocol
 }
 
-// JoinResult answers a join: the generation the member is part of.
+// JoinResult answers a join: the generation the member is part of and,
+// for members that assign, the protocol chosen for it. Members carries
+// each member's metadata for that protocol.
 type JoinResult struct {
-	Group      string
-	MemberID   string
-	Generation int32
-	Leader     string
-	Members    []JoinedMember
+	Group        string
+	MemberID     string
+	Generation   int32
+	Leader       string
+	Members      []JoinedMember
+	ProtocolType string
+	Protocol     string
 }
 
 // JoinedMember is a member of a generation and its subscription (the
@@ -42,18 +51,30 @@ type JoinedMember = api.JoinedMember
 // JoinGroup joins the generation protocol. It waits until every protocol
 // member has rejoined or the rebalance timeout expires (members that did
 // not rejoin are removed), then the generation increments, the group's
-// strategy assigns the partitions, and every waiting join returns. A member
-// of a settled generation that rejoins with an unchanged subscription and
+// strategy assigns the partitions (for members that assign, a protocol is
+// chosen instead), and every waiting join returns. A member of a settled
+// generation that rejoins with an unchanged subscription (protocols) and
 // is not the leader gets the current generation at once, as in Kafka; the
-// leader rejoining, or a changed subscription, starts a rebalance. If ctx
-// ends first, the join is withdrawn (a member it created is removed) and
-// ctx's error returned.
+// leader rejoining, or a changed subscription, starts a rebalance. A
+// member whose protocol type differs from the other members', or that
+// supports none of the protocols they all support, is refused with
+// ErrInconsistentGroupProtocol. If ctx ends first, the join is withdrawn
+// (a member it created is removed) and ctx's error returned.
 func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResult, error) {
 	gid, err := cleanName("group", req.Group)
 	if err != nil {
 		return JoinResult{}, err
 	}
-	topics, err := cleanTopics(req.Topics)
+	protocols, err := cleanProtocols(req.ProtocolType, req.Protocols)
+	if err != nil {
+		return JoinResult{}, err
+	}
+	var topics []string
+	if req.ProtocolType == "" {
+		topics, err = cleanTopics(req.Topics)
+	} else {
+		topics = protocols[0].Topics
+	}
 	if err != nil {
 		return JoinResult{}, err
 	}
@@ -73,6 +94,11 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResul
 	}
 	now := c.now()
 	mid := strings.TrimSpace(req.MemberID)
+	if !g.compatible(mid, req.ProtocolType, protocols) {
+		c.unlockGroup(g)
+		return JoinResult{}, fmt.Errorf("%w: the members of group %q have another protocol type than %q or support none of %s",
+			ErrInconsistentGroupProtocol, gid, req.ProtocolType, protocolNames(protocols))
+	}
 	var m *member
 	if mid == "" {
 		for mid = newMemberID(req.ClientID); g.members[mid] != nil; mid = newMemberID(req.ClientID) {
@@ -86,14 +112,15 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResul
 	m.lastSeen = now
 
 	settled := g.state == Stable || g.state == CompletingRebalance
-	if settled && m.protocol && slices.Equal(m.topics, topics) && (g.state == CompletingRebalance || g.leader != mid) {
-		res := JoinResult{Group: gid, MemberID: mid, Generation: g.generation, Leader: g.leader, Members: g.joinedMembers()}
+	unchanged := m.protocolType == req.ProtocolType && slices.Equal(m.topics, topics) && protocolsEqual(m.protocols, protocols)
+	if settled && m.protocol && unchanged && (g.state == CompletingRebalance || g.leader != mid) {
+		res := g.joinResult(mid)
 		c.unlockGroup(g)
 		return res, nil
 	}
 
 	j := &pendingJoin{
-		clientID: req.ClientID, topics: topics,
+		clientID: req.ClientID, topics: topics, protocolType: req.ProtocolType, protocols: protocols,
 		sessionTimeout: req.SessionTimeout, rebalanceTimeout: req.RebalanceTimeout,
 		reply: make(chan joinReply, 1),
 	}
@@ -136,20 +163,106 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResul
 	}
 }
 
-// SyncGroup returns the member's assignment for generation. The assignment
-// is computed when the generation completes, so this never waits.
+// SyncGroup returns the member's assignment for generation in a group the
+// coordinator assigns (Sync without a leader's assignment).
 func (c *Coordinator) SyncGroup(ctx context.Context, groupID, memberID string, generation int32) ([]TopicPartitions, error) {
-	g, m, err := c.lockGenerationMember(groupID, memberID, generation)
+	res, err := c.Sync(ctx, SyncRequest{Group: groupID, MemberID: memberID, Generation: generation})
+	return res.Assignment, err
+}
+
+// SyncRequest asks for a member's assignment in its generation; the
+// leader of a group whose members assign sends every member's.
+// ProtocolType and Protocol, when set, must be the group's.
+type SyncRequest struct {
+	Group        string
+	MemberID     string
+	Generation   int32
+	ProtocolType string
+	Protocol     string
+	Assignments  []MemberAssignment
+}
+
+// SyncResult is a member's assignment: in a group whose members assign,
+// the bytes its leader gave it (MemberAssignment) and the partitions they
+// name, as far as the front door read them.
+type SyncResult struct {
+	ProtocolType     string
+	Protocol         string
+	Assignment       []TopicPartitions
+	MemberAssignment []byte
+}
+
+// Sync answers a member's assignment in its generation. In a group the
+// coordinator assigns, the assignment was computed when the generation
+// completed, and Sync never waits; the group is Stable once every member
+// has it. In a group whose members assign, the leader's Sync stores the
+// assignments it carries (the group is then Stable) and every member gets
+// its own; a member that syncs before the leader waits for it, until the
+// group rebalances (ErrRebalanceInProgress), the coordinator closes or ctx
+// ends, as in Kafka.
+func (c *Coordinator) Sync(ctx context.Context, req SyncRequest) (SyncResult, error) {
+	g, m, err := c.lockGenerationMember(req.Group, req.MemberID, req.Generation)
 	if err != nil {
-		return nil, err
+		return SyncResult{}, err
 	}
-	defer c.unlockGroup(g)
-	m.lastSeen = c.now()
-	g.synced[m.id] = true
-	if g.state == CompletingRebalance && g.allSynced() {
-		g.state = Stable
+	if (req.ProtocolType != "" && req.ProtocolType != g.protocolType) || (req.Protocol != "" && req.Protocol != g.protocol) {
+		c.unlockGroup(g)
+		return SyncResult{}, fmt.Errorf("%w: group %q has protocol type %q and protocol %q, not %q and %q",
+			ErrInconsistentGroupProtocol, g.id, g.protocolType, g.protocol, req.ProtocolType, req.Protocol)
 	}
-	return cloneTopicPartitions(m.assignment), nil
+	now := c.now()
+	m.lastSeen = now
+	if g.protocolType == "" {
+		defer c.unlockGroup(g)
+		g.synced[m.id] = true
+		if g.state == CompletingRebalance && g.allSynced() {
+			g.state = Stable
+		}
+		return g.syncResult(m), nil
+	}
+	if !g.assigned && m.id == g.leader {
+		if err := c.storeAssignment(ctx, g, req.Assignments, now); err != nil {
+			c.unlockGroup(g)
+			return SyncResult{}, err
+		}
+	}
+	if g.assigned {
+		defer c.unlockGroup(g)
+		return g.syncResult(m), nil
+	}
+
+	// A member before its leader: wait for the leader's assignment.
+	mid := m.id
+	s := &pendingSync{reply: make(chan syncReply, 1)}
+	if old := g.syncs[mid]; old != nil {
+		old.reply <- syncReply{err: fmt.Errorf("%w: member %q synced again", ErrRebalanceInProgress, mid)}
+	}
+	g.syncs[mid] = s
+	c.unlockGroup(g)
+	select {
+	case r := <-s.reply:
+		return r.res, r.err
+	case <-c.life.Done():
+		select {
+		case r := <-s.reply: // answered just before the close
+			return r.res, r.err
+		default:
+			return SyncResult{}, fmt.Errorf("%w: the coordinator closed before the leader's assignment", ErrCoordinatorNotAvailable)
+		}
+	case <-ctx.Done():
+	}
+	if c.relock(g) {
+		if !g.removed && g.syncs[mid] == s {
+			delete(g.syncs, mid)
+		}
+		c.unlockGroup(g)
+	}
+	select {
+	case r := <-s.reply: // answered while we were giving up
+		return r.res, r.err
+	default:
+		return SyncResult{}, ctx.Err()
+	}
 }
 
 // HeartbeatGroup keeps a protocol member's session alive. During a
@@ -241,13 +354,37 @@ func illegalGeneration(g *group, m *member, generation int32) error {
 	return fmt.Errorf("%w: group %q is at generation %d, not %d", ErrIllegalGeneration, g.id, g.generation, generation)
 }
 
-// joinedMembers lists the current generation's members, sorted.
+// joinResult is what a join of member id into the current generation
+// answers.
+func (g *group) joinResult(id string) JoinResult {
+	return JoinResult{Group: g.id, MemberID: id, Generation: g.generation, Leader: g.leader,
+		Members: g.joinedMembers(), ProtocolType: g.protocolType, Protocol: g.protocol}
+}
+
+// joinedMembers lists the current generation's members, sorted; members
+// that assign with their metadata for the chosen protocol.
 func (g *group) joinedMembers() []JoinedMember {
 	out := []JoinedMember{}
 	for _, id := range g.sortedMemberIDs() {
 		if m := g.members[id]; m.protocol {
-			out = append(out, JoinedMember{ID: id, Topics: slices.Clone(m.topics)})
+			jm := JoinedMember{ID: id, Topics: slices.Clone(m.topics)}
+			if jm.Topics == nil {
+				jm.Topics = []string{}
+			}
+			if g.protocolType != "" {
+				jm.Metadata = slices.Clone(protocolNamed(m.protocols, g.protocol).Metadata)
+			}
+			out = append(out, jm)
 		}
+	}
+	return out
+}
+
+// protocolNames lists the names of ps, for messages.
+func protocolNames(ps []Protocol) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Name)
 	}
 	return out
 }

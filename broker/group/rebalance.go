@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -9,7 +10,9 @@ import (
 // pendingJoin is a JoinGroup waiting for the generation barrier.
 type pendingJoin struct {
 	clientID         string
-	topics           []string
+	topics           []string // for a member that assigns, its first protocol's
+	protocolType     string
+	protocols        []Protocol
 	sessionTimeout   time.Duration
 	rebalanceTimeout time.Duration
 	reply            chan joinReply // buffered: answered exactly once, never blocks
@@ -32,6 +35,7 @@ func (c *Coordinator) beginRebalance(g *group, now time.Time) {
 	g.stopTimer()
 	g.rebalanceDeadline = now.Add(c.groupRebalanceTimeout(g))
 	clear(g.synced)
+	g.failSyncs(fmt.Errorf("%w: group %q is rebalancing", ErrRebalanceInProgress, g.id))
 }
 
 // groupRebalanceTimeout is the longest rebalance timeout of the members
@@ -97,9 +101,10 @@ func (c *Coordinator) rebalanceExpired(g *group, epoch uint64) {
 }
 
 // completeRebalance ends the barrier: members with a pending join form the
-// next generation, protocol members without one are dropped, the group's
-// strategy assigns the subscribed partitions, the generation is journaled
-// and every waiting join is answered.
+// next generation, protocol members without one are dropped, the
+// partitions are assigned (by the group's strategy, or for members that
+// assign, by the leader later, with the protocol chosen now), the
+// generation is journaled and every waiting join is answered.
 func (c *Coordinator) completeRebalance(ctx context.Context, g *group, now time.Time) {
 	// The generation belongs to the whole group, not to the request that
 	// happened to complete it: a cancelled caller must not abort the write.
@@ -117,26 +122,12 @@ func (c *Coordinator) completeRebalance(ctx context.Context, g *group, now time.
 			leader = g.leader
 		}
 	}
-	subs := make([]Subscription, 0, len(ids))
-	for _, id := range ids {
-		subs = append(subs, Subscription{MemberID: id, Topics: g.joins[id].topics})
+	rec, err := c.nextGeneration(g, ids, now)
+	if err == nil {
+		rec.Leader = leader
+		err = c.write(ctx, g, rec)
 	}
-	assigned, err := AssignPartitions(g.strategy(), subs, c.partitionCounts(subs))
 	if err != nil {
-		// Only an unknown strategy fails, and apply never stores one.
-		c.failAllJoins(g, err)
-		return
-	}
-	rec := &record{Type: recGen, TS: toMs(now), Gen: g.generation + 1, Leader: leader}
-	for i, id := range ids {
-		j := g.joins[id]
-		rec.Members = append(rec.Members, genMember{
-			ID: id, ClientID: j.clientID, Topics: j.topics,
-			SessionMs: durMs(j.sessionTimeout), RebalanceMs: durMs(j.rebalanceTimeout),
-			Seen: toMs(now), Assigned: toRecTPs(assigned[i].Topics),
-		})
-	}
-	if err := c.write(ctx, g, rec); err != nil {
 		// The joins fail so that their clients retry. A rebalance that the
 		// journal requires stays under way; one that only those joins
 		// started is undone, since nothing changed.
@@ -157,10 +148,50 @@ func (c *Coordinator) completeRebalance(ctx context.Context, g *group, now time.
 	for _, id := range ids {
 		j := g.joins[id]
 		delete(g.joins, id)
-		j.reply <- joinReply{res: JoinResult{
-			Group: g.id, MemberID: id, Generation: g.generation, Leader: g.leader, Members: g.joinedMembers(),
-		}}
+		j.reply <- joinReply{res: g.joinResult(id)}
 	}
+}
+
+// nextGeneration is the record of the generation the members ids (each
+// with a pending join) form. The coordinator assigns the partitions of a
+// group whose members do not; for members that assign it picks the
+// protocol, and the leader's SyncGroup brings the assignment.
+func (c *Coordinator) nextGeneration(g *group, ids []string, now time.Time) (*record, error) {
+	rec := &record{Type: recGen, TS: toMs(now), Gen: g.generation + 1, ProtocolType: g.protocolType}
+	if len(ids) > 0 {
+		rec.ProtocolType = g.joins[ids[0]].protocolType
+	}
+	var assigned []Assignment
+	if rec.ProtocolType == "" {
+		subs := make([]Subscription, 0, len(ids))
+		for _, id := range ids {
+			subs = append(subs, Subscription{MemberID: id, Topics: g.joins[id].topics})
+		}
+		var err error
+		// Only an unknown strategy fails, and apply never stores one.
+		if assigned, err = AssignPartitions(g.strategy(), subs, c.partitionCounts(subs)); err != nil {
+			return nil, err
+		}
+	} else if len(ids) > 0 {
+		var ok bool
+		if rec.Protocol, ok = selectProtocol(ids, g.joins); !ok {
+			// JoinGroup lets no member in that would make this happen.
+			return nil, fmt.Errorf("%w: the members of group %q share no protocol", ErrInconsistentGroupProtocol, g.id)
+		}
+	}
+	for i, id := range ids {
+		j := g.joins[id]
+		gm := genMember{ID: id, ClientID: j.clientID, Topics: j.topics,
+			SessionMs: durMs(j.sessionTimeout), RebalanceMs: durMs(j.rebalanceTimeout), Seen: toMs(now)}
+		if rec.ProtocolType == "" {
+			gm.Assigned = toRecTPs(assigned[i].Topics)
+		} else {
+			gm.Topics = protocolNamed(j.protocols, rec.Protocol).Topics
+			gm.Protocols = toRecProtocols(j.protocols)
+		}
+		rec.Members = append(rec.Members, gm)
+	}
+	return rec, nil
 }
 
 // partitionCounts looks up the partition count of every subscribed topic

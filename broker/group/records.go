@@ -3,6 +3,7 @@ package group
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -20,9 +21,18 @@ const recordVersion = 1
 //	leave    ids                     members removed (a protocol member's
 //	                                 removal starts a rebalance)
 //	gen      gen leader members [rb] generation completed: its protocol members
-//	                                 (id cid topics st rt seen a) replace the
-//	                                 previous ones; rb (snapshots only) says a
-//	                                 rebalance is pending until that time
+//	         [pt proto as]           (id cid topics st rt seen a [ps ab])
+//	                                 replace the previous ones; rb (snapshots
+//	                                 only) says a rebalance is pending until
+//	                                 that time. In a group whose members
+//	                                 assign: pt the protocol type, proto the
+//	                                 chosen protocol, each member's protocols
+//	                                 ps (n md t); as and ab (snapshots only):
+//	                                 the leader's assignment is stored, and
+//	                                 each member's bytes of it
+//	sync     gen ma                  the leader's assignment of generation gen
+//	                                 (id ab a per member), in a group whose
+//	                                 members assign
 //	assign   topic a                 saved assignment of one topic (simple API)
 //	unassign topics                  saved assignments deleted
 //	offsets  o                       committed offsets (commit or reset)
@@ -33,6 +43,7 @@ const (
 	recSeen     = "seen"
 	recLeave    = "leave"
 	recGen      = "gen"
+	recSync     = "sync"
 	recAssign   = "assign"
 	recUnassign = "unassign"
 	recOffsets  = "offsets"
@@ -51,10 +62,15 @@ type record struct {
 	ID  string   `json:"id,omitempty"`
 	IDs []string `json:"ids,omitempty"`
 
-	Gen       int32       `json:"gen,omitempty"`
-	Leader    string      `json:"leader,omitempty"`
-	Members   []genMember `json:"members,omitempty"`
-	Rebalance int64       `json:"rb,omitempty"`
+	Gen          int32       `json:"gen,omitempty"`
+	Leader       string      `json:"leader,omitempty"`
+	Members      []genMember `json:"members,omitempty"`
+	Rebalance    int64       `json:"rb,omitempty"`
+	ProtocolType string      `json:"pt,omitempty"`
+	Protocol     string      `json:"proto,omitempty"`
+	Assigned     bool        `json:"as,omitempty"`
+
+	MemberAssignments []recMemberAssignment `json:"ma,omitempty"`
 
 	Topic       string        `json:"topic,omitempty"`
 	Topics      []string      `json:"topics,omitempty"`
@@ -75,6 +91,25 @@ type genMember struct {
 	RebalanceMs int64       `json:"rt,omitempty"`
 	Seen        int64       `json:"seen"`
 	Assigned    []recTopicP `json:"a,omitempty"`
+	// A member that assigns: its protocols and, in a snapshot, the bytes
+	// the leader assigned it.
+	Protocols []recProtocol `json:"ps,omitempty"`
+	Bytes     []byte        `json:"ab,omitempty"`
+}
+
+// recProtocol is a protocol a member supports.
+type recProtocol struct {
+	Name     string   `json:"n"`
+	Metadata []byte   `json:"md,omitempty"`
+	Topics   []string `json:"t,omitempty"`
+}
+
+// recMemberAssignment is the leader's assignment of one member: its bytes
+// and the partitions they give.
+type recMemberAssignment struct {
+	ID     string      `json:"id"`
+	Bytes  []byte      `json:"ab,omitempty"`
+	Topics []recTopicP `json:"a,omitempty"`
 }
 
 // recAssigned is one member's share of a saved assignment.
@@ -163,6 +198,25 @@ func fromRecAssigned(rs []recAssigned) []Assignment {
 	out := make([]Assignment, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, Assignment{MemberID: r.ID, Topics: fromRecTPs(r.Topics)})
+	}
+	return out
+}
+
+func toRecProtocols(ps []Protocol) []recProtocol {
+	out := make([]recProtocol, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, recProtocol{Name: p.Name, Metadata: p.Metadata, Topics: p.Topics})
+	}
+	return out
+}
+
+// fromRecProtocols reads stored protocols, skipping any without a name.
+func fromRecProtocols(rs []recProtocol) []Protocol {
+	var out []Protocol
+	for _, r := range rs {
+		if r.Name != "" {
+			out = append(out, Protocol{Name: r.Name, Metadata: slices.Clone(r.Metadata), Topics: subscription(r.Topics)})
+		}
 	}
 	return out
 }

@@ -95,8 +95,9 @@ func (c *Coordinator) RemoveStaleMembers(ctx context.Context, groupID string, ti
 }
 
 // staleMembers returns, sorted, the ids of members not seen within their
-// timeout and not waiting in a join. A member's time runs from when it was
-// last seen, or from since when that is later (see Coordinator.Loaded).
+// timeout and not waiting in a join or for their leader's assignment. A
+// member's time runs from when it was last seen, or from since when that
+// is later (see Coordinator.Loaded).
 func (g *group) staleMembers(now, since time.Time, timeout func(*member) time.Duration) []string {
 	var ids []string
 	for _, id := range g.sortedMemberIDs() {
@@ -105,7 +106,7 @@ func (g *group) staleMembers(now, since time.Time, timeout func(*member) time.Du
 		if seen.Before(since) {
 			seen = since
 		}
-		if g.joins[id] == nil && now.Sub(seen) > timeout(m) {
+		if g.joins[id] == nil && g.syncs[id] == nil && now.Sub(seen) > timeout(m) {
 			ids = append(ids, id)
 		}
 	}

@@ -90,18 +90,23 @@ func snapshotGroup(g *group) [][]byte {
 	if g.config != nil {
 		recs = append(recs, &record{Type: recConfig, SessionMs: durMs(g.config.SessionTimeout), Strategy: g.config.AssignmentStrategy})
 	}
-	gen := &record{Type: recGen, Gen: g.generation, Leader: g.leader}
+	gen := &record{Type: recGen, Gen: g.generation, Leader: g.leader, ProtocolType: g.protocolType, Protocol: g.protocol}
+	gen.Assigned = g.protocolType != "" && g.assigned
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
 		switch {
 		case m.transient:
 			// A join in progress: not state yet.
 		case m.protocol:
-			gen.Members = append(gen.Members, genMember{
+			gm := genMember{
 				ID: id, ClientID: m.clientID, Topics: m.topics,
 				SessionMs: durMs(m.sessionTimeout), RebalanceMs: durMs(m.rebalanceTimeout),
 				Seen: toMs(m.lastSeen), Assigned: toRecTPs(m.assignment),
-			})
+			}
+			if g.protocolType != "" {
+				gm.Protocols, gm.Bytes = toRecProtocols(m.protocols), m.memberAssignment
+			}
+			gen.Members = append(gen.Members, gm)
 		default:
 			// "seen" rather than "join": it sets the last-seen time even
 			// over a member that replayed records already created.

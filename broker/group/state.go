@@ -64,6 +64,13 @@ type group struct {
 	// that replays the journal resumes the rebalance.
 	rebalancePending  bool
 	rebalanceDeadline time.Time // persisted while rebalancePending
+	// protocolType is the protocol type of a group whose members assign
+	// ("" while the coordinator assigns), protocol the protocol its
+	// current generation chose, and assigned says the leader's assignment
+	// of that generation is stored.
+	protocolType string
+	protocol     string
+	assigned     bool
 
 	// runtime
 	state  State
@@ -71,6 +78,9 @@ type group struct {
 	timer  *time.Timer // completes the rebalance at its deadline
 	joins  map[string]*pendingJoin
 	synced map[string]bool // members that fetched this generation's assignment
+	// syncs are the SyncGroups of members that assign, waiting for the
+	// leader's assignment.
+	syncs map[string]*pendingSync
 }
 
 func newGroup(id string) *group {
@@ -81,6 +91,7 @@ func newGroup(id string) *group {
 		offsets: map[TopicPartition]committed{},
 		joins:   map[string]*pendingJoin{},
 		synced:  map[string]bool{},
+		syncs:   map[string]*pendingSync{},
 	}
 }
 
@@ -89,7 +100,7 @@ func newGroup(id string) *group {
 // Kafka does with an empty group without offsets).
 func (g *group) isEmpty() bool {
 	return len(g.members) == 0 && len(g.offsets) == 0 && len(g.saved) == 0 &&
-		g.config == nil && len(g.joins) == 0 && g.state != PreparingRebalance
+		g.config == nil && len(g.joins) == 0 && len(g.syncs) == 0 && g.state != PreparingRebalance
 }
 
 // sortedMemberIDs returns the ids of every member, sorted.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,7 +14,7 @@ import (
 
 func (s *Server) groupRoutes() {
 	s.handle("POST /groups/{group}/join", "join_group", kindAdmin, endpoint(s, fromBody[api.JoinGroupRequest, joinBody], s.b.JoinGroup, result))
-	s.handle("POST /groups/{group}/sync", "sync_group", kindAdmin, endpoint(s, fromBody[api.MemberGeneration, generationBody], s.b.SyncGroup, result))
+	s.handle("POST /groups/{group}/sync", "sync_group", kindAdmin, endpoint(s, fromBody[api.MemberGeneration, generationBody], s.syncGroup, result))
 	s.handle("POST /groups/{group}/heartbeat", "heartbeat", kindData, endpoint(s, fromBody[api.MemberGeneration, generationBody],
 		noResult(s.b.Heartbeat), replyStatus[api.MemberGeneration]("ok")))
 	s.handle("POST /groups/{group}/leave", "leave_group", kindAdmin, endpoint(s, fromBody[api.LeaveGroupRequest, leaveBody],
@@ -28,6 +29,12 @@ func (s *Server) groupRoutes() {
 			}{req.Group, nonNil(offs)}
 		})))
 	s.groupAdminRoutes()
+}
+
+// syncGroup answers a member's assignment. The HTTP API's members are
+// assigned by the coordinator: they send no assignments.
+func (s *Server) syncGroup(ctx context.Context, req api.MemberGeneration) (api.SyncGroupResult, error) {
+	return s.b.SyncGroup(ctx, api.SyncGroupRequest{Group: req.Group, MemberID: req.MemberID, Generation: req.Generation})
 }
 
 // reservedGroups are the path segments of the original group API; a group by

@@ -9,9 +9,12 @@ import (
 	"github.com/kairolog/kairolog/broker/api"
 )
 
-// DescribeGroups v0–5: each group's state, assignment strategy and
-// members, with each member's subscription and assignment encoded as
-// Kafka's consumer protocol has them. A group nobody used is Dead with no
+// DescribeGroups v0–6: each group's state, protocol and members. For a
+// group of Kafka members, the protocol type and protocol its generation
+// chose, and each member's metadata and assignment bytes as its leader
+// sent them; for a group the coordinator assigns, its strategy, and each
+// member's subscription and assignment encoded as Kafka's consumer
+// protocol has them. A group nobody used is Dead with no
 // members, as in Kafka; from v6 it is GROUP_ID_NOT_FOUND (KIP-1043).
 func init() { register(15, 0, 6, (*Server).describeGroups) }
 
@@ -29,8 +32,21 @@ func (s *Server) describeGroups(ctx context.Context, req *request) kmsg.Response
 			g.State = "Dead"
 		case err != nil:
 			g.ErrorCode, g.ErrorMessage = errorCode(err), errorMessage(err)
+		case d.ProtocolType != "":
+			// Members that assign: their own metadata and the leader's bytes.
+			g.State, g.ProtocolType, g.Protocol = d.State, d.ProtocolType, d.Protocol
+			for _, m := range d.Members {
+				gm := kmsg.NewDescribeGroupsResponseGroupMember()
+				gm.MemberID, gm.ClientID, gm.ClientHost = m.ID, m.ClientID, ""
+				gm.ProtocolMetadata = append([]byte{}, m.ProtocolMetadata...)
+				gm.MemberAssignment = append([]byte{}, m.MemberAssignment...)
+				g.Members = append(g.Members, gm)
+			}
 		default:
-			g.State, g.ProtocolType, g.Protocol = d.State, consumerProtocol, d.AssignmentStrategy
+			// The coordinator assigns (the HTTP API's members, or nobody
+			// joined yet): their subscriptions and assignments as a
+			// consumer's.
+			g.State, g.ProtocolType, g.Protocol = d.State, api.ConsumerProtocolType, d.AssignmentStrategy
 			for _, m := range d.Members {
 				gm := kmsg.NewDescribeGroupsResponseGroupMember()
 				gm.MemberID, gm.ClientID, gm.ClientHost = m.ID, m.ClientID, ""

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kairolog/kairolog/broker/api"
 )
 
 // ListGroups v0–5: the groups this broker coordinates, as a Kafka broker
@@ -33,7 +35,7 @@ func (s *Server) listGroups(ctx context.Context, req *request) kmsg.Response {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Group, consumerProtocol, g.State, "classic"
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.Group, api.ConsumerProtocolType, g.State, "classic"
 		resp.Groups = append(resp.Groups, lg)
 	}
 	return resp

@@ -269,7 +269,7 @@ func (a authorizing) JoinGroup(ctx context.Context, req api.JoinGroupRequest) (a
 	return a.Core.JoinGroup(ctx, req)
 }
 
-func (a authorizing) SyncGroup(ctx context.Context, req api.MemberGeneration) (api.SyncGroupResult, error) {
+func (a authorizing) SyncGroup(ctx context.Context, req api.SyncGroupRequest) (api.SyncGroupResult, error) {
 	if err := a.check(ctx, groupNeed(req.Group, auth.OpRead)); err != nil {
 		return api.SyncGroupResult{}, err
 	}

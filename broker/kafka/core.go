@@ -41,7 +41,7 @@ type Core interface {
 	// Consumer groups, on each group's coordinator.
 	GroupCoordinator(ctx context.Context, group string) (int32, error)
 	JoinGroup(ctx context.Context, req api.JoinGroupRequest) (api.JoinGroupResult, error)
-	SyncGroup(ctx context.Context, req api.MemberGeneration) (api.SyncGroupResult, error)
+	SyncGroup(ctx context.Context, req api.SyncGroupRequest) (api.SyncGroupResult, error)
 	Heartbeat(ctx context.Context, req api.MemberGeneration) error
 	LeaveGroup(ctx context.Context, req api.LeaveGroupRequest) error
 	CommitOffsets(ctx context.Context, req api.CommitOffsetsRequest) error
