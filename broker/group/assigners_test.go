@@ -154,6 +154,14 @@ func TestLeaderAssignsAndFollowersWait(t *testing.T) {
 		t.Fatalf("syncs: leader %+v, b %+v, c %+v", lead, got.res, late)
 	}
 
+	// A follower rejoining with the same protocols, whose chosen one is
+	// not its first, stays in the generation.
+	again, err := e.c.JoinGroup(bg, kafkaJoin(b, "range", "sticky"))
+	must(t, err)
+	if again.Generation != 2 || again.Protocol != "range" {
+		t.Fatalf("an unchanged follower's rejoin = %+v, want generation 2", again)
+	}
+
 	// A snapshot of the group replays to the same state.
 	snap := e.newCoordinator()
 	t.Cleanup(snap.Close)

@@ -112,7 +112,10 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResul
 	m.lastSeen = now
 
 	settled := g.state == Stable || g.state == CompletingRebalance
-	unchanged := m.protocolType == req.ProtocolType && slices.Equal(m.topics, topics) && protocolsEqual(m.protocols, protocols)
+	// A member that assigns is unchanged when its protocols and their
+	// metadata are (its topics are the chosen protocol's, not the first's).
+	unchanged := m.protocolType == req.ProtocolType && protocolsEqual(m.protocols, protocols) &&
+		(req.ProtocolType != "" || slices.Equal(m.topics, topics))
 	if settled && m.protocol && unchanged && (g.state == CompletingRebalance || g.leader != mid) {
 		res := g.joinResult(mid)
 		c.unlockGroup(g)
