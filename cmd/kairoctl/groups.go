@@ -65,8 +65,14 @@ func groupsDescribeCmd(g *globals) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), d)
 			}
 			w := cmd.OutOrStdout()
+			// Kafka consumers are assigned by their leader, with the
+			// protocol their generation chose, not by the group's strategy.
+			strategy := d.AssignmentStrategy
+			if d.ProtocolType != "" {
+				strategy = fmt.Sprintf("%s (%s protocol, assigned by the leader)", d.Protocol, d.ProtocolType)
+			}
 			fmt.Fprintf(w, "Group: %s  State: %s  Generation: %d  Strategy: %s  Session timeout: %dms  Leader: %s  Total lag: %d\n\n",
-				d.Group, d.State, d.Generation, d.AssignmentStrategy, d.SessionTimeoutMs, d.Leader, d.TotalLag)
+				d.Group, d.State, d.Generation, strategy, d.SessionTimeoutMs, d.Leader, d.TotalLag)
 			rows := make([][]string, 0, len(d.Members))
 			for _, m := range d.Members {
 				parts := make([]string, 0, len(m.Assignment))

@@ -2,7 +2,12 @@ package kafka
 
 import (
 	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,8 +62,8 @@ func (allToOne) Balance(b *kgo.ConsumerBalancer, topics map[string]int32) kgo.In
 // TestLeaderAssignorAssigns: three kgo consumers whose balancer gives
 // every partition to one member. The coordinator hands out the leader's
 // assignment: that member reads every record and the others none, and
-// the HTTP API and kadm show the group's protocol and the one member
-// holding all six partitions.
+// the HTTP API, kairoctl groups describe and kadm show the group's
+// protocol and the one member holding all six partitions.
 func TestLeaderAssignorAssigns(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	ctx := testContext(t, 90*time.Second)
@@ -120,6 +125,13 @@ func TestLeaderAssignorAssigns(t *testing.T) {
 		}
 	}
 
+	// kairoctl shows the group as the HTTP API does.
+	out := kairoctl(t, ctx, "--broker", c.Endpoint(2), "groups", "describe", group)
+	if !strings.Contains(out, "Strategy: all-to-one (consumer protocol, assigned by the leader)") ||
+		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(holder)+` .* ledger:0,1,2,3,4,5\s*$`).MatchString(out) {
+		t.Fatalf("kairoctl groups describe %s:\n%s", group, out)
+	}
+
 	adm := kadm.NewClient(newClient(t, seeds))
 	described, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
@@ -141,6 +153,20 @@ func TestLeaderAssignorAssigns(t *testing.T) {
 			t.Fatalf("kadm shows member %s with %d partitions; %s holds all six", m.MemberID, n, holder)
 		}
 	}
+}
+
+// kairoctl builds cmd/kairoctl and runs it with args.
+func kairoctl(t *testing.T, ctx context.Context, args ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kairoctl")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/kairolog/kairolog/cmd/kairoctl").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/kairoctl: %v\n%s", err, out)
+	}
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kairoctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 // assignedPartitions lists the partitions of an assignment.
