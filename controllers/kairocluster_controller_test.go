@@ -41,6 +41,7 @@ import (
 	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
 	"github.com/kairolog/kairolog/internal/brokertest"
+	"github.com/kairolog/kairolog/internal/localcluster"
 )
 
 var _ = Describe("KairoCluster controller on three real brokers", Ordered, func() {
@@ -59,7 +60,7 @@ var _ = Describe("KairoCluster controller on three real brokers", Ordered, func(
 		kcNamespace(ns)
 		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &storagev1.StorageClass{
 			ObjectMeta:           metav1.ObjectMeta{Name: "kc-expandable"},
-			Provisioner:          "kairolog.io/test",
+			Provisioner:          localcluster.ProvisionerName,
 			AllowVolumeExpansion: ptr.To(true),
 		}))).To(Succeed())
 

@@ -134,8 +134,8 @@ func runOnBrokers(kc *kairov1alpha1.KairoCluster, opts brokertest.Options) (*bro
 	}
 	kc.Annotations[kairov1alpha1.EndpointOverrideAnnotation] = brokers.ServiceURL()
 	node := &brokertest.Node{Client: k8sClient, Cluster: brokers, Namespace: kc.Namespace,
-		Selector: resources.SelectorLabels(kc), BindVolumes: true,
-		Logf: func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
+		Selector: resources.SelectorLabels(kc),
+		Logf:     func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
 	node.Start(ctx)
 	DeferCleanup(node.Stop)
 	Expect(k8sClient.Create(ctx, kc)).To(Succeed())

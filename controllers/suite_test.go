@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,6 +40,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/internal/localcluster"
 )
 
 // These tests use Ginkgo (BDD-style Go testing framework). Refer to
@@ -54,8 +57,8 @@ var (
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
-	// controllerManager is the real kube-controller-manager (StatefulSet
-	// and garbage-collector controllers) running against the test API
+	// controllerManager is the real kube-controller-manager (StatefulSet,
+	// garbage-collector and PersistentVolume controllers) running against the test API
 	// server, so StatefulSets create pods and claims and deleting an owner
 	// removes its children. Nil when its binary is missing.
 	controllerManager *exec.Cmd
@@ -142,8 +145,11 @@ var _ = AfterSuite(func() {
 })
 
 // startControllerManager runs bin/k8s/kube-controller-manager with the
-// StatefulSet and garbage-collector controllers against the test API
-// server, as an admin user.
+// StatefulSet, garbage-collector and PersistentVolume controllers against
+// the test API server, as an admin user, and beside it the local cluster's
+// volume provisioner for the StorageClasses that name it
+// (localcluster.ProvisionerName): the brokers' claims are provisioned,
+// bound and grown as on a cluster with a storage add-on.
 func startControllerManager() {
 	GinkgoHelper()
 	dir := testEnv.BinaryAssetsDirectory
@@ -155,7 +161,7 @@ func startControllerManager() {
 		fmt.Fprintf(GinkgoWriter, "No kube-controller-manager at %s: specs that need StatefulSet pods are skipped\n", bin)
 		return
 	}
-	By("starting kube-controller-manager (StatefulSet and garbage-collector controllers)")
+	By("starting kube-controller-manager (StatefulSet, garbage-collector and PersistentVolume controllers)")
 	user, err := testEnv.AddUser(envtest.User{Name: "kube-controller-manager", Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	kubeconfig, err := user.KubeConfig()
@@ -169,7 +175,7 @@ func startControllerManager() {
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.Command(bin,
 		"--kubeconfig="+kubeconfigPath,
-		"--controllers=statefulset-controller,garbage-collector-controller",
+		"--controllers=statefulset-controller,garbage-collector-controller,persistentvolume-binder-controller",
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--use-service-account-credentials=false",
@@ -182,6 +188,15 @@ func startControllerManager() {
 	controllerManager = cmd
 	fmt.Fprintf(GinkgoWriter, "kube-controller-manager pid %d, log %s\n", cmd.Process.Pid, logPath)
 	DeferCleanup(func() { logFile.Close() })
+
+	volumes := filepath.Join(work, "volumes")
+	Expect(os.MkdirAll(volumes, 0o755)).To(Succeed())
+	provisionerLog, err := os.Create(filepath.Join(work, "provisioner.log"))
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { provisionerLog.Close() })
+	clientset, err := kubernetes.NewForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	go localcluster.RunProvisioner(ctx, clientset, volumes, "envtest", slog.New(slog.NewTextHandler(provisionerLog, nil)))
 }
 
 func stopControllerManager() {

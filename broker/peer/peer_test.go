@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/internal/heldport"
 )
 
 type echoReq struct {
@@ -170,13 +170,14 @@ func TestCall(t *testing.T) {
 		}
 	}
 
-	// No answer at all is an UnreachableError.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// No answer at all is an UnreachableError: a held port refuses every
+	// connection, and no other socket can take it meanwhile.
+	closed, err := heldport.Bind("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := ln.Addr().String()
-	ln.Close()
+	defer closed.Close()
+	dead := closed.Addr()
 	if _, err := Call(ctx, c, dead, opEcho, echoReq{}); !IsUnreachable(err) {
 		t.Fatalf("dead peer: %v", err)
 	}

@@ -16,8 +16,7 @@
 // StatefulSet it runs the broker whose id is the pod's ordinal, reports the
 // broker's /ready as the pod's Ready condition, stops the broker when the pod
 // is deleted and starts it again, on the same data, when the StatefulSet
-// controller recreates the pod. It can also bind the pods' volume claims and
-// grow their capacity, as a provisioner and a resizer would.
+// controller recreates the pod.
 //
 //	c, err := brokertest.NewCluster(brokertest.Options{Brokers: 3})
 //	defer c.Close()

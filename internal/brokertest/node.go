@@ -2,7 +2,6 @@ package brokertest
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"strconv"
 	"sync"
@@ -34,9 +33,10 @@ const PeerSecretKey = "secret"
 //   - A deleted pod's broker is stopped with SIGTERM; when the StatefulSet
 //     controller recreates the pod, the broker starts again on its data.
 //   - Each pod's phase and Ready condition follow its broker's /ready.
-//   - With BindVolumes, the pods' volume claims are marked Bound with the
-//     capacity they request, and their capacity follows a larger request
-//     (as a provisioner and a volume resizer would).
+//
+// It binds no volume claims: kube-controller-manager's PersistentVolume
+// controller and a provisioner (localcluster.RunProvisioner) do, as on a
+// cluster.
 //
 // Fail and Recover make one ordinal's machine fail and come back.
 type Node struct {
@@ -48,8 +48,6 @@ type Node struct {
 	Namespace string
 	// Selector picks the pods: the StatefulSet's selector labels.
 	Selector map[string]string
-	// BindVolumes binds the pods' PersistentVolumeClaims and follows resizes.
-	BindVolumes bool
 	// Interval between two passes. Default 200 ms.
 	Interval time.Duration
 	// Logf, when set, reports what the node does.
@@ -227,11 +225,6 @@ func (n *Node) pass(ctx context.Context) error {
 		if err := n.updatePodStatus(ctx, i, pod); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return err
 		}
-		if n.BindVolumes {
-			if err := n.bindVolumes(ctx, pod); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-				return err
-			}
-		}
 	}
 	return nil
 }
@@ -395,33 +388,4 @@ func setPodCondition(pod *corev1.Pod, t corev1.PodConditionType, status corev1.C
 		}
 	}
 	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: t, Status: status, LastTransitionTime: now})
-}
-
-// bindVolumes marks the pod's claims Bound with the capacity they request.
-func (n *Node) bindVolumes(ctx context.Context, pod *corev1.Pod) error {
-	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil {
-			continue
-		}
-		var pvc corev1.PersistentVolumeClaim
-		if err := n.Client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, &pvc); err != nil {
-			return err
-		}
-		want, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-		if !ok {
-			continue
-		}
-		have := pvc.Status.Capacity[corev1.ResourceStorage]
-		if pvc.Status.Phase == corev1.ClaimBound && have.Cmp(want) >= 0 {
-			continue
-		}
-		pvc.Status.Phase = corev1.ClaimBound
-		pvc.Status.AccessModes = pvc.Spec.AccessModes
-		pvc.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: want}
-		n.logf("claim %s: bound with %s", pvc.Name, want.String())
-		if err := n.Client.Status().Update(ctx, &pvc); err != nil {
-			return fmt.Errorf("binding claim %s: %w", pvc.Name, err)
-		}
-	}
-	return nil
 }

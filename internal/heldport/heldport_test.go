@@ -57,16 +57,7 @@ func TestBoundPortsStayTakenAndRefuse(t *testing.T) {
 		}
 		held[b.Addr()] = b
 	}
-	for range 300 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln.Close()
-		if held[ln.Addr().String()] != nil {
-			t.Fatalf("port 0 gave %s, which is held", ln.Addr())
-		}
-	}
+	expectPort0Skips(t, held)
 	for addr := range held {
 		if ln, err := net.Listen("tcp", addr); err == nil {
 			ln.Close()
@@ -107,16 +98,7 @@ func TestHeldPortsAreBoundOnlyByTheirProgram(t *testing.T) {
 		defer b.Close()
 		held[b.Addr()] = b
 	}
-	for range 300 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln.Close()
-		if held[ln.Addr().String()] != nil {
-			t.Fatalf("port 0 gave %s, which is held", ln.Addr())
-		}
-	}
+	expectPort0Skips(t, held)
 	for addr := range held {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -128,5 +110,21 @@ func TestHeldPortsAreBoundOnlyByTheirProgram(t *testing.T) {
 		}
 		c.Close()
 		ln.Close()
+	}
+}
+
+// expectPort0Skips binds port 0 300 times and fails if the kernel picks a
+// held port.
+func expectPort0Skips(t *testing.T, held map[string]*Bound) {
+	t.Helper()
+	for range 300 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		if held[ln.Addr().String()] != nil {
+			t.Fatalf("port 0 gave %s, which is held", ln.Addr())
+		}
 	}
 }

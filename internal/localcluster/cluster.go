@@ -341,11 +341,11 @@ func (c *Cluster) startProvisioner(ctx context.Context, creds credentials) error
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	p := &directoryProvisioner{client: client, root: root, node: c.nodeName, log: c.fileLogger("provisioner.log")}
+	log := c.fileLogger("provisioner.log")
 	c.inProcess.Add(1)
 	go func() {
 		defer c.inProcess.Done()
-		p.run(ctx)
+		RunProvisioner(ctx, client, root, c.nodeName, log)
 	}()
 	return nil
 }

@@ -55,6 +55,15 @@ type directoryProvisioner struct {
 	log    *slog.Logger
 }
 
+// RunProvisioner provisions, expands and deletes the directory volumes (under
+// root, with node affinity to node) of the claims whose StorageClass names
+// ProvisionerName, until ctx ends; kube-controller-manager's PV controller
+// binds them. The local cluster runs it, and so do the test API servers
+// that have kube-controller-manager but no storage add-on.
+func RunProvisioner(ctx context.Context, client kubernetes.Interface, root, node string, log *slog.Logger) {
+	(&directoryProvisioner{client: client, root: root, node: node, log: log}).run(ctx)
+}
+
 // run reconciles on every claim, volume or class change until ctx ends.
 func (p *directoryProvisioner) run(ctx context.Context) {
 	factory := informers.NewSharedInformerFactory(p.client, provisionerResync)
