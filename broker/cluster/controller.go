@@ -41,6 +41,11 @@ type controller struct {
 
 	lastPreferred time.Time
 	warned        map[string]bool
+	// planned is the image the image-driven duties (planImage) last
+	// finished on, every proposal they made accepted; plans counts their
+	// passes.
+	planned *metadata.Image
+	plans   atomic.Int64
 }
 
 func newController(n *Node) *controller {
@@ -103,10 +108,34 @@ func (c *controller) step() {
 	}
 	c.fenceSilent()
 	c.unfenceReturning()
-	c.electLeaderless()
-	c.driveReassignments()
-	c.raiseOffsetsReplication()
+	c.planImage()
 	c.electPreferred()
+}
+
+// planImage runs the duties that scan every partition of the image —
+// elections of leaderless partitions, drains and repairs of
+// reassignments, the offsets topic's replication — when the image has
+// changed since they last finished. Their decisions depend on nothing but
+// the image (broker liveness included: fencing is in it) and the
+// configuration, so on an unchanged image they would find nothing new; an
+// idle cluster of thousands of partitions then costs no scan per tick.
+// A pass whose proposal failed is not finished: the next tick runs it
+// again, as every tick did before. A pass that proposed something changed
+// the image, so the next tick confirms on the new one that nothing is
+// left. No periodic pass is needed on top: nothing these duties read can
+// change without a new image.
+func (c *controller) planImage() {
+	img := c.n.Image()
+	if img == c.planned {
+		return
+	}
+	c.plans.Add(1)
+	done := c.electLeaderless()
+	done = c.driveReassignments() && done
+	done = c.raiseOffsetsReplication() && done
+	if done {
+		c.planned = img
+	}
 }
 
 // heartbeat records a heartbeat from broker id at registration epoch, which
@@ -237,12 +266,14 @@ func (c *controller) unfenceReturning() {
 
 // electLeaderless gives a leader to every partition that has none and
 // could have one (unfencing and registration do this in Apply already;
-// this catches config changes and anything missed).
-func (c *controller) electLeaderless() {
+// this catches config changes and anything missed). It reports false when
+// its proposal failed.
+func (c *controller) electLeaderless() bool {
 	if tps := c.n.Image().ElectionCandidates(false); len(tps) > 0 {
-		c.propose(metadata.Command{Type: metadata.CmdElectLeaders,
+		return c.propose(metadata.Command{Type: metadata.CmdElectLeaders,
 			ElectLeaders: &metadata.ElectLeaders{Partitions: tps}})
 	}
+	return true
 }
 
 // electPreferred moves leadership back to preferred replicas that are in
