@@ -58,6 +58,14 @@ type sessionFetcher struct {
 	// forgotten in the next request.
 	parts map[partitionKey]*followed
 	held  map[partitionKey]struct{}
+	// The next incremental request looks only at these, never at every
+	// followed partition: changed are those whose entry may differ from
+	// what the session holds (added, answered since, topic id learnt),
+	// delayed those left out after a failure, dropped those no longer
+	// followed that the session may still hold.
+	changed map[partitionKey]struct{}
+	delayed map[partitionKey]struct{}
+	dropped map[partitionKey]struct{}
 	// sessionID and epoch are the session as the next request continues
 	// it: id 0 starts a new one.
 	sessionID uint32
@@ -102,7 +110,8 @@ func (fs *fetchers) follow(p *partition, leader, epoch int32) {
 	f := fs.byLeader[leader]
 	if f == nil {
 		f = &sessionFetcher{m: fs.m, leader: leader, wake: make(chan struct{}, 1),
-			parts: map[partitionKey]*followed{}, held: map[partitionKey]struct{}{}}
+			parts: map[partitionKey]*followed{}, held: map[partitionKey]struct{}{},
+			changed: map[partitionKey]struct{}{}, delayed: map[partitionKey]struct{}{}, dropped: map[partitionKey]struct{}{}}
 		if !fs.m.goBackground(func() { f.run(fs.m.ctx) }) {
 			return // closing
 		}
@@ -121,12 +130,30 @@ func (fs *fetchers) unfollow(p *partition) {
 	}
 }
 
+// refetch has p's entry sent again by the fetcher that carries it.
+// Callers may hold p.mu.
+func (fs *fetchers) refetch(p *partition) {
+	key := partitionKey{p.topic, p.id}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, f := range fs.byLeader {
+		f.mu.Lock()
+		if fe := f.parts[key]; fe != nil && fe.p == p {
+			f.changed[key] = struct{}{}
+		}
+		f.mu.Unlock()
+	}
+}
+
 // add puts fe in the session in place of whatever the partition had, and
 // gets it fetched soon: a request parked on the leader is nudged to end.
 func (f *sessionFetcher) add(key partitionKey, fe *followed) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.parts[key] = fe
+	f.changed[key] = struct{}{}
+	delete(f.delayed, key)
+	delete(f.dropped, key)
 	f.signalLocked()
 }
 
@@ -137,6 +164,9 @@ func (f *sessionFetcher) remove(key partitionKey, p *partition) {
 	defer f.mu.Unlock()
 	if fe := f.parts[key]; fe != nil && fe.p == p {
 		delete(f.parts, key)
+		delete(f.changed, key)
+		delete(f.delayed, key)
+		f.dropped[key] = struct{}{}
 	}
 }
 

@@ -71,8 +71,9 @@ func (f *sessionFetcher) send(ctx context.Context, req sessionRequest) (sessionR
 
 // nextRequest builds the session's next request: every partition for a
 // full request, otherwise those added, changed or due again after a
-// failure, and the ones to forget. It reports false when there is nothing
-// to send.
+// failure, and the ones to forget. An incremental request looks only at
+// the partitions something happened to since the last one. It reports
+// false when there is nothing to send.
 func (f *sessionFetcher) nextRequest() (sessionRequest, uint64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -83,16 +84,39 @@ func (f *sessionFetcher) nextRequest() (sessionRequest, uint64, bool) {
 		ReplicaID: f.m.cfg.BrokerID, SessionID: f.sessionID, SessionEpoch: f.epoch,
 		WaitMs: f.m.cfg.FetchWait.Milliseconds(), MaxBytes: f.m.cfg.FetchResponseMaxBytes,
 	}
-	fetchable := 0
+	// Delayed partitions that are due rejoin; the others leave the
+	// session until they are.
 	var nextDue time.Time
-	for key, fe := range f.parts {
-		if now.Before(fe.delayedUntil) {
-			if nextDue.IsZero() || fe.delayedUntil.Before(nextDue) {
-				nextDue = fe.delayedUntil
-			}
+	for key := range f.delayed {
+		fe := f.parts[key]
+		if !now.Before(fe.delayedUntil) {
+			delete(f.delayed, key)
+			f.changed[key] = struct{}{}
 			continue
 		}
-		fetchable++
+		if nextDue.IsZero() || fe.delayedUntil.Before(nextDue) {
+			nextDue = fe.delayedUntil
+		}
+		f.forgetLocked(&req, key)
+	}
+	for key := range f.dropped {
+		f.forgetLocked(&req, key)
+	}
+	clear(f.dropped)
+	if full {
+		clear(f.changed)
+		for key := range f.parts {
+			if _, delayed := f.delayed[key]; !delayed {
+				f.changed[key] = struct{}{}
+			}
+		}
+	}
+	for key := range f.changed {
+		fe := f.parts[key]
+		if _, delayed := f.delayed[key]; fe == nil || delayed {
+			continue
+		}
+		f.m.entriesBuilt.Add(1)
 		q := fe.state(f.m.cfg.FetchMaxBytes)
 		if _, held := f.held[key]; full || !held || fe.joined == 0 || q != fe.sent {
 			req.Partitions = append(req.Partitions, q)
@@ -103,15 +127,11 @@ func (f *sessionFetcher) nextRequest() (sessionRequest, uint64, bool) {
 			f.held[key] = struct{}{}
 		}
 	}
-	for key := range f.held {
-		if fe := f.parts[key]; fe == nil || now.Before(fe.delayedUntil) {
-			req.Forgotten = append(req.Forgotten, topicPartition{Topic: key.topic, Partition: key.partition})
-			delete(f.held, key)
-		}
-	}
+	clear(f.changed)
 	if !nextDue.IsZero() {
 		f.scheduleRetryLocked(time.Until(nextDue))
 	}
+	fetchable := len(f.parts) - len(f.delayed)
 	switch {
 	case fetchable == 0 && (full || len(req.Forgotten) == 0):
 		return req, 0, false
@@ -120,6 +140,14 @@ func (f *sessionFetcher) nextRequest() (sessionRequest, uint64, bool) {
 	}
 	f.inFlight = true
 	return req, f.seq, true
+}
+
+// forgetLocked names key forgotten in req if the session holds it.
+func (f *sessionFetcher) forgetLocked(req *sessionRequest, key partitionKey) {
+	if _, held := f.held[key]; held {
+		req.Forgotten = append(req.Forgotten, topicPartition{Topic: key.topic, Partition: key.partition})
+		delete(f.held, key)
+	}
 }
 
 // state is the partition's entry in a request: the follower's log end
@@ -186,6 +214,11 @@ func (f *sessionFetcher) applyReply(req sessionRequest, reply sessionReply, seq 
 		if !current {
 			continue // no longer followed here, or since another leadership
 		}
+		f.mu.Lock()
+		if f.parts[key] == fe {
+			f.changed[key] = struct{}{} // its log end or epoch may move now
+		}
+		f.mu.Unlock()
 		if err := f.applyPartition(fe, e, batches); err != nil {
 			f.failed(key, fe, err)
 		} else {
@@ -272,5 +305,7 @@ func (f *sessionFetcher) failed(key partitionKey, fe *followed, err error) {
 	defer f.mu.Unlock()
 	if f.parts[key] == fe {
 		fe.delayedUntil = time.Now().Add(fetchBackoff)
+		f.delayed[key] = struct{}{}
+		delete(f.changed, key)
 	}
 }

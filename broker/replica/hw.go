@@ -15,11 +15,35 @@ type followerProgress struct {
 	// lastCaughtUp is the last time the follower had everything the leader
 	// had (Kafka's lastCaughtUpTimeMs): the ISR shrink clock.
 	lastCaughtUp time.Time
+	// vouch is the follower's fetch session in which this partition is
+	// settled (sessions.go): its last fetch found it caught up, and every
+	// later request of the session, which does not look at the partition,
+	// fetches it again at the same offset while nothing was appended.
+	// Those fetches count from the session's fetchedAt (catchUpLocked).
+	vouch *leaderSession
+}
+
+// catchUpLocked records the fetches the vouching session made since the
+// follower's progress last looked at it: each was at the log end, so the
+// latest is both its last fetch and the last time it was caught up.
+// Callers hold the partition's mu.
+func (fp *followerProgress) catchUpLocked() {
+	if fp.vouch == nil {
+		return
+	}
+	t := fp.vouch.fetchTime()
+	if t.After(fp.lastFetch) {
+		fp.lastFetch = t
+	}
+	if t.After(fp.lastCaughtUp) {
+		fp.lastCaughtUp = t
+	}
 }
 
 // updateFollowerLocked records a fetch at fetchOffset while the leader's log
 // ends at leaderLEO, then moves the high watermark and the ISR as it allows.
 func (p *partition) updateFollowerLocked(id int32, fp *followerProgress, fetchOffset, leaderLEO int64) {
+	fp.catchUpLocked()
 	now := p.env.now()
 	switch {
 	case fetchOffset >= leaderLEO:
@@ -60,5 +84,6 @@ func (p *partition) maybeAdvanceHWLocked() {
 		p.hw = hw
 		p.hwMoved.notify()
 		p.ackWaiters.release(hw)
+		p.notifySessionsLocked() // the followers learn the new HW
 	}
 }

@@ -69,7 +69,11 @@ func (p *partition) maybeShrinkISR() {
 	for _, id := range p.state.ISR {
 		if id != p.env.brokerID {
 			fp, ok := p.followers[id]
-			if !ok || now.Sub(fp.lastCaughtUp) > p.env.lagMax {
+			if !ok {
+				continue
+			}
+			fp.catchUpLocked()
+			if now.Sub(fp.lastCaughtUp) > p.env.lagMax {
 				continue
 			}
 		}
@@ -184,6 +188,9 @@ func (p *partition) setISRLocked(isr []int32, partitionEpoch int32) {
 	if p.role != roleLeader {
 		return
 	}
+	// A follower that left the ISR is looked at on each of its fetches
+	// again, until it is back (sessions.go).
+	p.notifySessionsLocked()
 	for _, id := range isr {
 		if !slices.Contains(old, id) {
 			p.stats.isrExpands.Add(1)

@@ -113,6 +113,13 @@ type Manager struct {
 	// learnt yet waits on it (awaitEpoch). reconciledMu guards it.
 	reconciledMu sync.Mutex
 	reconciled   broadcast
+
+	// examinations counts the looks the fetch sessions served here took
+	// at partitions (sessionserve.go), entriesBuilt the partition entries
+	// this broker's fetchers built for their requests (fetchloop.go);
+	// for tests.
+	examinations atomic.Int64
+	entriesBuilt atomic.Int64
 }
 
 type partitionKey struct {
@@ -174,6 +181,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		proposeISR:  m.proposeISR,
 		follow:      m.fetchers.follow,
 		unfollow:    m.fetchers.unfollow,
+		refetch:     m.fetchers.refetch,
 		wentOffline: m.partitionOffline,
 		leaseHeld:   m.leaseHeld,
 	}
@@ -358,8 +366,12 @@ func (m *Manager) runTickers() {
 // the manager runs it periodically.
 func (m *Manager) ApplyRetention() {
 	for _, p := range m.hosted() {
-		if _, err := p.log.ApplyRetention(m.cfg.Now(), p.HighWatermark()); p.checkLog(err) != nil {
+		deleted, err := p.log.ApplyRetention(m.cfg.Now(), p.HighWatermark())
+		if p.checkLog(err) != nil {
 			m.logger.Warn("Retention failed", "topic", p.topic, "partition", p.id, "error", err)
+		}
+		if deleted > 0 {
+			p.notifySessions() // the log start moved
 		}
 	}
 }

@@ -69,5 +69,6 @@ func (m *Manager) DeleteRecords(topic string, partition int32, offset int64) (in
 		}
 		return lso, err
 	}
+	p.notifySessions() // the followers learn the new log start
 	return p.log.LogStartOffset(), nil
 }

@@ -101,6 +101,9 @@ type partitionEnv struct {
 	// are called under p.mu.
 	follow   func(p *partition, leader, epoch int32)
 	unfollow func(p *partition)
+	// refetch has p's entry in its fetch session sent again (its topic
+	// id changed).
+	refetch func(p *partition)
 	// wentOffline is told that p went offline (offline.go).
 	wentOffline func(p *partition, wasLeader bool, epoch int32)
 	// leaseHeld reports whether the metadata is known to be current
@@ -138,6 +141,8 @@ func (p *partition) adoptTopicID(id string) error {
 		return err
 	}
 	p.topicID.Store(&id)
+	p.notifySessions() // a leader compares it with its followers'
+	p.env.refetch(p)   // a follower sends it to its leader
 	p.env.logger.Info("Recorded the topic id of a replica written without one", "topic", p.topic, "partition", p.id, "topic_id", id)
 	return nil
 }

@@ -3,6 +3,7 @@ package replica
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,11 +36,28 @@ type sessionCache struct {
 // guards the partitions. Appenders never take it: they mark partitions
 // ready under readyMu, a short lock of its own, and wake the parked
 // request through wake.
+//
+// A request looks only at the session's unsettled partitions (Kafka
+// answers an idle session from the partitions an append marked ready in
+// the same way): those the request lists, those marked ready since the
+// last one (an append, a high watermark or log start that moved, a role,
+// leadership or ISR change), and those the last reply left with
+// something still to say. Every other partition is settled: its follower
+// was caught up at its last fetch offset, is in the ISR and was told the
+// current high watermark and log start, and nothing has changed since
+// (any change marks it ready). A request of the session is then a fetch
+// of it at the same offset, still caught up, which the follower's
+// progress takes from fetchedAt without looking at the partition
+// (followerProgress.vouch). A new session looks at every partition once.
 type leaderSession struct {
 	id       uint32
 	replica  int32
 	lastUsed atomic.Int64 // unix nanoseconds of the last request
 	closed   atomic.Bool
+	// fetchedAt is when the latest request began (unix nanoseconds of
+	// the manager's clock; 0 before the first): the time of its fetch of
+	// every settled partition.
+	fetchedAt atomic.Int64
 
 	mu    sync.Mutex
 	epoch int32 // the session epoch the next request must carry
@@ -49,6 +67,9 @@ type leaderSession struct {
 	// every partition gets its turn.
 	order []*sessionPartition
 	next  int
+	// unsettled are the partitions the current or next request must look
+	// at (see above).
+	unsettled map[partitionKey]*sessionPartition
 
 	readyMu sync.Mutex
 	ready   map[partitionKey]struct{}
@@ -73,6 +94,8 @@ type sessionPartition struct {
 	// sentHW and sentLogStart are what the follower was told last; a
 	// reply names the partition again when either moved. -1: never told.
 	sentHW, sentLogStart int64
+	// pos is the partition's index in the session's order.
+	pos int
 }
 
 func newSessionCache() *sessionCache {
@@ -89,6 +112,7 @@ func (c *sessionCache) open(r sessionRequest) (*leaderSession, error) {
 		s := &leaderSession{
 			id: newSessionID(old), replica: r.ReplicaID, epoch: 0,
 			parts: map[partitionKey]*sessionPartition{}, ready: map[partitionKey]struct{}{},
+			unsettled:   map[partitionKey]*sessionPartition{},
 			nudgedEpoch: -1, wake: make(chan struct{}, 1),
 		}
 		s.lastUsed.Store(time.Now().UnixNano())
@@ -168,12 +192,12 @@ func (s *leaderSession) close() {
 		for _, sp := range s.parts {
 			s.unwatch(sp)
 		}
-		s.parts, s.order = nil, nil
+		s.parts, s.order, s.unsettled = nil, nil, nil
 	}()
 }
 
-// apply takes a request's partition changes into the session. Callers
-// hold s.mu.
+// apply takes a request's partition changes into the session; the
+// partitions it lists are unsettled. Callers hold s.mu.
 func (s *leaderSession) apply(r sessionRequest) {
 	s.epoch = r.SessionEpoch + 1
 	changed := false
@@ -182,6 +206,7 @@ func (s *leaderSession) apply(r sessionRequest) {
 		if sp := s.parts[key]; sp != nil {
 			s.unwatch(sp)
 			delete(s.parts, key)
+			delete(s.unsettled, key)
 			changed = true
 		}
 	}
@@ -203,14 +228,54 @@ func (s *leaderSession) apply(r sessionRequest) {
 		if sp.maxBytes == 0 {
 			sp.maxBytes = DefaultFetchMaxBytes
 		}
+		s.unsettled[key] = sp
 	}
 	if changed {
 		s.order = s.order[:0]
 		for _, sp := range s.parts {
+			sp.pos = len(s.order)
 			s.order = append(s.order, sp)
 		}
 		s.next = 0
 	}
+}
+
+// unsettleAll makes every partition of the session unsettled (a new
+// session looks at each once). Callers hold s.mu.
+func (s *leaderSession) unsettleAll() {
+	for key, sp := range s.parts {
+		s.unsettled[key] = sp
+	}
+}
+
+// takeReady moves the partitions marked ready into the unsettled ones and
+// returns them, and reports whether a request of session epoch epoch was
+// nudged. Callers hold s.mu.
+func (s *leaderSession) takeReady(epoch int32) (ready []*sessionPartition, nudged bool) {
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	for key := range s.ready {
+		if sp := s.parts[key]; sp != nil { // else forgotten since
+			s.unsettled[key] = sp
+			ready = append(ready, sp)
+		}
+	}
+	clear(s.ready)
+	return ready, epoch <= s.nudgedEpoch
+}
+
+// unsettledInOrder returns the unsettled partitions in reply order,
+// starting at position start. Callers hold s.mu.
+func (s *leaderSession) unsettledInOrder(start int) []*sessionPartition {
+	out := make([]*sessionPartition, 0, len(s.unsettled))
+	for _, sp := range s.unsettled {
+		out = append(out, sp)
+	}
+	n := len(s.order)
+	slices.SortFunc(out, func(a, b *sessionPartition) int {
+		return (a.pos-start+n)%n - (b.pos-start+n)%n
+	})
+	return out
 }
 
 // watch makes appends to p wake the session for sp, replacing the
@@ -230,12 +295,19 @@ func (s *leaderSession) watch(sp *sessionPartition, p *partition) {
 	p.mu.Unlock()
 }
 
+// unwatch stops appends to sp's replica waking the session; the
+// session no longer stands for the follower's fetches of it. Callers
+// hold s.mu.
 func (s *leaderSession) unwatch(sp *sessionPartition) {
 	if sp.p == nil {
 		return
 	}
 	sp.p.mu.Lock()
 	delete(sp.p.sessions, s)
+	if fp := sp.p.followers[s.replica]; fp != nil && fp.vouch == s {
+		fp.catchUpLocked()
+		fp.vouch = nil
+	}
 	sp.p.mu.Unlock()
 	sp.p = nil
 }
@@ -265,20 +337,17 @@ func (s *leaderSession) signal() {
 	}
 }
 
-// takeReady returns and clears the partitions marked ready, and reports
-// whether a request of session epoch epoch was nudged.
-func (s *leaderSession) takeReady(epoch int32) (ready []partitionKey, nudged bool) {
-	s.readyMu.Lock()
-	defer s.readyMu.Unlock()
-	for k := range s.ready {
-		ready = append(ready, k)
+// fetchTime returns fetchedAt as a time; zero before the first request.
+func (s *leaderSession) fetchTime() time.Time {
+	if ns := s.fetchedAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
 	}
-	clear(s.ready)
-	return ready, epoch <= s.nudgedEpoch
+	return time.Time{}
 }
 
-// notifySessionsLocked wakes every session fetching p from here: its log
-// grew, or its role changed. Callers hold p.mu.
+// notifySessionsLocked marks p ready in every session fetching it from
+// here and wakes them: its log grew, its high watermark or log start
+// moved, its role, leadership or ISR changed. Callers hold p.mu.
 func (p *partition) notifySessionsLocked() {
 	if len(p.sessions) == 0 {
 		return
@@ -287,4 +356,11 @@ func (p *partition) notifySessionsLocked() {
 	for s := range p.sessions {
 		s.markReady(key)
 	}
+}
+
+// notifySessions is notifySessionsLocked for a caller without p.mu.
+func (p *partition) notifySessions() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notifySessionsLocked()
 }

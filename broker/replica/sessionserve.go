@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kairolog/kairolog/broker/peer"
@@ -23,7 +24,9 @@ func (m *Manager) ServePeer(mux *peer.Mux) {
 //  1. Take the request's changes into the session and record a fetch of
 //     every partition of the session at its fetch offset: the high
 //     watermark and the ISR move as they would for one request per
-//     partition.
+//     partition. Only the unsettled partitions are looked at (sessions.go);
+//     the settled ones are fetched at the log end again, which their
+//     followers' progress takes from the session's fetchedAt.
 //  2. If no partition has anything for the follower yet (batches, an
 //     error, a divergence), park until an append or a role change marks
 //     one ready, the follower nudges the session, or the wait ends.
@@ -37,20 +40,32 @@ func (m *Manager) serveFetchSession(ctx context.Context, r sessionRequest) (sess
 		return sessionReply{}, encodeError(err)
 	}
 	defer s.mu.Unlock()
+	// The fetch time is taken before the ready partitions: a partition
+	// appended to after it is looked at below or marked ready for the
+	// next request. (An append whose records landed just before it but
+	// which marks the partition ready only after the ready partitions are
+	// taken counts the follower caught up at this time: off by the few
+	// microseconds between the append's write and its mark.)
+	now := m.cfg.Now()
 	s.apply(r)
 	full := r.SessionID == 0
 	epoch := r.SessionEpoch
+	if full {
+		s.unsettleAll()
+	}
+	s.takeReady(epoch)
 
 	// Step 1: every partition, listed or not, is fetched at its offset.
 	// The metadata notification is taken first, so that a change applied
 	// after a partition was found pending still ends the wait.
 	reconciled := m.nextReconcile()
 	urgent, pending := false, false
-	for _, sp := range s.order {
+	for _, sp := range s.unsettled {
 		st := m.examine(s, sp, true)
 		urgent = urgent || st.urgent()
 		pending = pending || st.pendingErr != nil
 	}
+	s.fetchedAt.Store(now.UnixNano())
 
 	// Step 2: the long poll.
 	wait := min(time.Duration(r.WaitMs)*time.Millisecond, maxFetchWait)
@@ -116,7 +131,7 @@ func (m *Manager) park(ctx context.Context, s *leaderSession, epoch int32, deadl
 			// others that is the same fetch again, at an offset that is
 			// still the follower's log end.)
 			pending = false
-			for _, sp := range s.order {
+			for _, sp := range s.unsettled {
 				st := m.examine(s, sp, true)
 				if st.urgent() {
 					return true
@@ -124,12 +139,15 @@ func (m *Manager) park(ctx context.Context, s *leaderSession, epoch int32, deadl
 				pending = pending || st.pendingErr != nil
 			}
 		case <-s.wake:
-			ready, nudged := s.takeReady(epoch)
-			if nudged || s.closed.Load() {
+			if s.closed.Load() {
 				return true
 			}
-			for _, key := range ready {
-				if sp := s.parts[key]; sp != nil && m.examine(s, sp, false).urgent() {
+			ready, nudged := s.takeReady(epoch)
+			if nudged {
+				return true
+			}
+			for _, sp := range ready {
+				if m.examine(s, sp, false).urgent() {
 					return true
 				}
 			}
@@ -139,8 +157,9 @@ func (m *Manager) park(ctx context.Context, s *leaderSession, epoch int32, deadl
 
 // buildReply answers with every partition for a full request, and
 // otherwise those with batches, an error, a divergence or a moved high
-// watermark or log start. A partition still pending when the wait
-// expired is answered with its error.
+// watermark or log start, all of them among the unsettled partitions. A
+// partition still pending when the wait expired is answered with its
+// error. A partition left with nothing more to say is settled.
 func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int) sessionReply {
 	out := sessionReply{SessionID: s.id}
 	budget := maxBytes
@@ -153,8 +172,7 @@ func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int)
 		start = s.next % n
 	}
 	nextSet := false
-	for i := range n {
-		sp := s.order[(start+i)%n]
+	for _, sp := range s.unsettledInOrder(start) {
 		st := m.examine(s, sp, false)
 		e := sessionPartitionReply{Topic: sp.key.topic, Partition: sp.key.partition}
 		switch {
@@ -180,10 +198,13 @@ func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int)
 				if !nextSet && budget <= 0 {
 					// The next reply starts after the last partition this
 					// one had room for.
-					s.next, nextSet = (start+i+1)%n, true
+					s.next, nextSet = (sp.pos+1)%n, true
 				}
 			}
 			e.HighWatermark, e.LogStartOffset, e.LogEndOffset = st.p.offsets()
+			if st.settles() {
+				delete(s.unsettled, sp.key)
+			}
 			if e.Bytes == 0 && !full && e.HighWatermark == sp.sentHW && e.LogStartOffset == sp.sentLogStart {
 				continue // nothing new
 			}
@@ -221,6 +242,19 @@ type sessionPartitionState struct {
 	err        error
 	diverging  *epochEndOffset
 	hasData    bool
+	// inISR: the follower is in the committed ISR; vouched: this session
+	// stands for its fetches (followerProgress.vouch).
+	inISR, vouched bool
+}
+
+// settles reports whether a partition answered with its high watermark
+// and log start and no batches may leave the unsettled ones: the follower
+// has everything and is in the ISR, so until something marks the
+// partition ready its requests are the same fetch at the log end, which
+// the session stands for. (A follower outside the ISR is looked at on
+// every request, each of which may add it back.)
+func (st sessionPartitionState) settles() bool {
+	return st.pendingErr == nil && st.err == nil && st.diverging == nil && !st.hasData && st.inISR && st.vouched
 }
 
 // urgent reports whether the follower should get the answer now.
@@ -230,8 +264,11 @@ func (st sessionPartitionState) urgent() bool {
 
 // examine looks at one partition of s for the follower; with record set,
 // it records the follower's fetch at the session's fetch offset (its log
-// end offset), which may move the high watermark and the ISR.
+// end offset), which may move the high watermark and the ISR, and makes
+// the session stand for the follower's later fetches of it while it is
+// caught up (followerProgress.vouch).
 func (m *Manager) examine(s *leaderSession, sp *sessionPartition, record bool) sessionPartitionState {
+	m.examinations.Add(1)
 	p, err := m.partition(sp.key.topic, sp.key.partition)
 	if err != nil {
 		var nl *NotLeaderError
@@ -281,8 +318,18 @@ func (m *Manager) examine(s *leaderSession, sp *sessionPartition, record bool) s
 	}
 	if record {
 		p.updateFollowerLocked(s.replica, fp, sp.fetchOffset, leo)
+		// A replaced session's late request leaves the vouch to the
+		// follower's current session.
+		if !s.closed.Load() {
+			fp.vouch = nil
+			if sp.fetchOffset >= leo {
+				fp.vouch = s
+			}
+		}
 	}
 	st.hasData = sp.fetchOffset < leo
+	st.inISR = slices.Contains(p.state.ISR, s.replica)
+	st.vouched = fp.vouch == s
 	return st
 }
 
