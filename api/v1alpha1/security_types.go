@@ -25,6 +25,7 @@ import (
 // authentication per client listener, authorization, and the
 // NetworkPolicy. Between brokers (the peer listener and the raft
 // transport) TLS is always mutual, with certificates of the cluster CA.
+// +kubebuilder:validation:XValidation:rule="!has(self.authorization) || !has(self.authorization.enabled) || !self.authorization.enabled || (has(self.listeners) && has(self.listeners.http) && has(self.listeners.http.tls) && self.listeners.http.tls)",message="authorization needs tls: true on the HTTP listener: the operator authenticates there with its certificate"
 type SecuritySpec struct {
 	// ca is the cluster CA that signs the brokers', the operator's and the
 	// KairoUsers' certificates. By default the operator creates and renews

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -132,5 +133,100 @@ func TestBrokerDNSNames(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("%v lacks %s", names, want)
 		}
+	}
+}
+
+// TestStatefulSetClientListenerSecurity: spec.security's HTTP TLS,
+// authentication, authorization and superUsers become the brokers' flags,
+// the probes follow the listener's scheme, and without certificates there
+// is no TLS to turn on.
+func TestStatefulSetClientListenerSecurity(t *testing.T) {
+	tls := func(authn kairov1alpha1.AuthenticationType) *kairov1alpha1.SecuritySpec {
+		return &kairov1alpha1.SecuritySpec{Listeners: kairov1alpha1.ListenersSecurity{
+			HTTP: &kairov1alpha1.ListenerSecurity{TLS: true, Authentication: authn}}}
+	}
+	full := tls(kairov1alpha1.AuthenticationSCRAM)
+	full.Authorization = &kairov1alpha1.AuthorizationSpec{Enabled: true}
+	full.SuperUsers = []string{"admin", "ops"}
+	cases := []struct {
+		name         string
+		security     *kairov1alpha1.SecuritySpec
+		certificates string
+		want         []string
+		scheme       corev1.URIScheme
+	}{
+		{"plain", nil, "abc-1", nil, corev1.URISchemeHTTP},
+		{"TLS", tls(""), "abc-1", []string{"--http-tls"}, corev1.URISchemeHTTPS},
+		{"TLS, no authentication", tls(kairov1alpha1.AuthenticationNone), "abc-1", []string{"--http-tls"}, corev1.URISchemeHTTPS},
+		{"client certificates", tls(kairov1alpha1.AuthenticationTLS), "abc-1",
+			[]string{"--http-tls", "--http-authentication=tls"}, corev1.URISchemeHTTPS},
+		{"SCRAM, authorization, super users", full, "abc-1",
+			[]string{"--http-tls", "--http-authentication=scram-sha-512", "--authorization", "--super-users=admin,ops"}, corev1.URISchemeHTTPS},
+		{"no certificates yet", full, "", nil, corev1.URISchemeHTTP},
+	}
+	securityFlags := []string{"--http-tls", "--http-authentication", "--authorization", "--super-users"}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testCluster()
+			c.Spec.Security = tc.security
+			c.Spec.Metrics = &kairov1alpha1.MetricsSpec{Enabled: true}
+			b := testBuilder(t, c)
+			b.Certificates = tc.certificates
+			sts := statefulSet(t, b)
+			ctr := sts.Spec.Template.Spec.Containers[0]
+			var got []string
+			for _, a := range ctr.Args {
+				for _, f := range securityFlags {
+					if a == f || strings.HasPrefix(a, f+"=") {
+						got = append(got, a)
+					}
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("security flags %v, want %v", got, tc.want)
+			}
+			for _, p := range []*corev1.Probe{ctr.StartupProbe, ctr.LivenessProbe, ctr.ReadinessProbe} {
+				if p.HTTPGet.Scheme != tc.scheme {
+					t.Errorf("probe %s scheme %s, want %s", p.HTTPGet.Path, p.HTTPGet.Scheme, tc.scheme)
+				}
+			}
+			ann := sts.Spec.Template.Annotations
+			https := tc.scheme == corev1.URISchemeHTTPS
+			if (ann[HTTPTLSAnnotation] == "true") != https {
+				t.Errorf("%s = %q with scheme %s", HTTPTLSAnnotation, ann[HTTPTLSAnnotation], tc.scheme)
+			}
+			if https && ann["prometheus.io/scheme"] != "https" {
+				t.Errorf("metrics scrape scheme %q over TLS", ann["prometheus.io/scheme"])
+			}
+			if tc.certificates != "" && !slices.Contains(ctr.Args, "--tls-cert-file="+TLSMountDir+"/$(POD_NAME).crt") {
+				t.Errorf("args %v lack the certificate the listeners serve", ctr.Args)
+			}
+		})
+	}
+}
+
+// TestSecurityChangeRollsTheBrokers: any change of the client listeners'
+// security changes the pod template hash, which is what makes the
+// operator restart the brokers one at a time.
+func TestSecurityChangeRollsTheBrokers(t *testing.T) {
+	hash := func(s *kairov1alpha1.SecuritySpec) string {
+		c := testCluster()
+		c.Spec.Security = s
+		b := testBuilder(t, c)
+		b.Certificates = "abc-1"
+		return statefulSet(t, b).Spec.Template.Annotations[ConfigHashAnnotation]
+	}
+	seen := map[string]string{}
+	for name, s := range map[string]*kairov1alpha1.SecuritySpec{
+		"none":          nil,
+		"tls":           {Listeners: kairov1alpha1.ListenersSecurity{HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}},
+		"authorization": {Listeners: kairov1alpha1.ListenersSecurity{HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}, Authorization: &kairov1alpha1.AuthorizationSpec{Enabled: true}},
+		"super users":   {Listeners: kairov1alpha1.ListenersSecurity{HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}, SuperUsers: []string{"admin"}},
+	} {
+		h := hash(s)
+		if other, dup := seen[h]; dup {
+			t.Errorf("%s and %s give the same template hash %s", name, other, h)
+		}
+		seen[h] = name
 	}
 }

@@ -133,6 +133,12 @@ func (b *Builder) PodTemplate() (corev1.PodTemplateSpec, error) {
 			PeerTLSAnnotation:      b.peerTLS(),
 		})
 	}
+	if b.httpScheme() == corev1.URISchemeHTTPS {
+		annotations = merge(annotations, map[string]string{HTTPTLSAnnotation: "true"})
+		if _, scraped := annotations["prometheus.io/scrape"]; scraped {
+			annotations["prometheus.io/scheme"] = "https"
+		}
+	}
 	grace := DefaultTerminationGracePeriodSeconds
 	if o.TerminationGracePeriodSeconds != nil {
 		grace = *o.TerminationGracePeriodSeconds
@@ -226,6 +232,7 @@ func (b *Builder) container() corev1.Container {
 			"--tls-key-file="+TLSMountDir+"/$(POD_NAME).key",
 			"--tls-ca-file="+TLSMountDir+"/"+CACertKey,
 			"--peer-tls="+b.peerTLS())
+		args = append(args, b.clientSecurityArgs()...)
 	}
 	env := []corev1.EnvVar{
 		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
@@ -243,7 +250,7 @@ func (b *Builder) container() corev1.Container {
 	probe := func(path string, period, timeout, failures int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-				Path: path, Port: intstr.FromString(HTTPPortName), Scheme: corev1.URISchemeHTTP}},
+				Path: path, Port: intstr.FromString(HTTPPortName), Scheme: b.httpScheme()}},
 			PeriodSeconds: period, TimeoutSeconds: timeout, FailureThreshold: failures, SuccessThreshold: 1,
 		}
 	}
