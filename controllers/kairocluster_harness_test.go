@@ -71,7 +71,7 @@ func init() {
 		kcIdleWindow, kcResync = d, DefaultResyncInterval
 	}
 	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {
-		brokers := &ServiceBrokerClients{Timeout: 3 * time.Second}
+		brokers := &ServiceBrokerClients{Timeout: 3 * time.Second, Reader: mgr.GetClient()}
 		brokers.once.Do(func() {
 			brokers.http = &http.Client{Transport: kcBrokerCalls.wrap(brokerclient.NewTransport())}
 		})

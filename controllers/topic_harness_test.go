@@ -71,7 +71,7 @@ func init() {
 	}
 	topicWorkers = envInt("KAIRO_TOPIC_WORKERS", 0)
 	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {
-		brokers := &ServiceBrokerClients{}
+		brokers := &ServiceBrokerClients{Reader: mgr.GetClient()}
 		brokers.once.Do(func() { brokers.http = &http.Client{Transport: brokerCalls.wrap(brokerclient.NewTransport())} })
 		if err := (&TopicReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Brokers: brokers,
 			ResyncInterval: testResync, MaxConcurrentReconciles: topicWorkers}).SetupWithManager(mgr); err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +77,10 @@ type Cluster struct {
 	proxyOnce sync.Once
 	proxy     *serviceProxy
 
-	httpc  *http.Client
+	httpc *http.Client
+	// httpsc probes brokers that serve HTTP over TLS, without verifying
+	// their certificates, as a kubelet's HTTPS probe does.
+	httpsc *http.Client
 	stop   context.CancelFunc
 	probed sync.WaitGroup
 }
@@ -100,7 +104,9 @@ type proc struct {
 	mu sync.Mutex
 	// held are the sockets holding the broker's ports while no process
 	// serves them; the next process is handed them and serves on them.
-	held  []*heldport.Bound
+	held []*heldport.Bound
+	// https: the running process serves its HTTP API over TLS.
+	https bool
 	cmd   *exec.Cmd
 	done  chan struct{}
 	ready bool
@@ -135,6 +141,9 @@ func NewCluster(opts Options) (*Cluster, error) {
 		tr.TLSClientConfig = opts.HTTPTLS
 		c.httpc.Transport = tr
 	}
+	insecure := client.NewTransport()
+	insecure.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // a readiness probe, as a kubelet's
+	c.httpsc = &http.Client{Transport: insecure, Timeout: 2 * time.Second}
 	if c.bin == "" {
 		var err error
 		if c.bin, err = Build(); err != nil {
@@ -380,6 +389,13 @@ func (c *Cluster) Start(i int) error { return c.StartWithProperties(i, nil) }
 // for example a ConfigMap's broker.properties) followed by the cluster's
 // Options.Config; a running broker is left alone.
 func (c *Cluster) StartWithProperties(i int, props []byte) error {
+	return c.StartWithArgs(i, props, nil)
+}
+
+// StartWithArgs starts broker i as StartWithProperties does, with extra
+// flags after the cluster's own (a pod's, say); a running broker is left
+// alone. With --http-tls among them the broker is probed over HTTPS.
+func (c *Cluster) StartWithArgs(i int, props []byte, extra []string) error {
 	p := c.broker(i)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -412,6 +428,7 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 	if c.opts.Args != nil {
 		args = append(args, c.opts.Args(i)...)
 	}
+	args = append(args, extra...)
 	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -461,6 +478,7 @@ func (c *Cluster) StartWithProperties(i int, props []byte) error {
 		close(done)
 	}()
 	p.cmd, p.done, p.ready, p.fails = cmd, done, false, 0
+	p.https = slices.Contains(extra, "--http-tls")
 	return nil
 }
 
@@ -634,13 +652,16 @@ func (c *Cluster) probe(ctx context.Context) {
 func (c *Cluster) probeOne(ctx context.Context, p *proc) bool {
 	p.mu.Lock()
 	running := p.running()
-	cmd := p.cmd
+	cmd, scheme, httpc := p.cmd, c.scheme(), c.httpc
+	if p.https && c.opts.HTTPTLS == nil {
+		scheme, httpc = "https://", c.httpsc
+	}
 	p.mu.Unlock()
 	ready := false
 	if running {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.scheme()+p.address()+"/ready", nil)
-		if resp, err := c.httpc.Do(req); err == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, scheme+p.address()+"/ready", nil)
+		if resp, err := httpc.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			ready = resp.StatusCode == http.StatusOK

@@ -2,8 +2,12 @@ package brokertest
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +52,12 @@ type Node struct {
 	Namespace string
 	// Selector picks the pods: the StatefulSet's selector labels.
 	Selector map[string]string
+	// ClientSecurity gives each broker its pod's client-listener security
+	// flags (ClientSecurityFlags) and the certificate files of the pod's
+	// projected Secret volume, written to a directory as a kubelet would
+	// mount them. TLS between brokers stays off: the brokers' addresses
+	// here are not the names their certificates carry.
+	ClientSecurity bool
 	// Interval between two passes. Default 200 ms.
 	Interval time.Duration
 	// Logf, when set, reports what the node does.
@@ -253,8 +263,14 @@ func (n *Node) converge(ctx context.Context, i int, s *slot, pod *corev1.Pod, ru
 				n.logf("broker %d: %v", i, err)
 			}
 		}
-		n.logf("starting broker %d for pod %s (uid %s)", i, pod.Name, pod.UID)
-		err = n.Cluster.StartWithProperties(i, props)
+		var args []string
+		if n.ClientSecurity {
+			if args, err = n.podSecurityArgs(ctx, i, pod); err != nil {
+				n.logf("broker %d: its security flags: %v", i, err)
+			}
+		}
+		n.logf("starting broker %d for pod %s (uid %s) %v", i, pod.Name, pod.UID, args)
+		err = n.Cluster.StartWithArgs(i, props, args)
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		s.busy = false
@@ -282,6 +298,70 @@ func (n *Node) podProperties(ctx context.Context, pod *corev1.Pod) ([]byte, erro
 		}
 	}
 	return nil, nil
+}
+
+// ClientSecurityFlags are the flags of a pod's broker container that
+// ClientSecurity passes on.
+var ClientSecurityFlags = []string{"--http-tls", "--http-authentication", "--authorization", "--super-users"}
+
+// podSecurityArgs writes the files of the pod's projected Secret volumes
+// into a directory of broker i and returns the pod's client-listener
+// security flags, with --tls-* flags naming those files.
+func (n *Node) podSecurityArgs(ctx context.Context, i int, pod *corev1.Pod) ([]string, error) {
+	if len(pod.Spec.Containers) == 0 {
+		return nil, nil
+	}
+	var out []string
+	for _, a := range pod.Spec.Containers[0].Args {
+		for _, f := range ClientSecurityFlags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				out = append(out, a)
+			}
+		}
+	}
+	dir := filepath.Join(n.Cluster.dir, fmt.Sprintf("broker-%d-tls", i))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	files := 0
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.Secret == nil {
+				continue
+			}
+			var s corev1.Secret
+			if err := n.Client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: src.Secret.Name}, &s); err != nil {
+				return nil, err
+			}
+			paths := map[string]string{}
+			for k := range s.Data {
+				paths[k] = k
+			}
+			if len(src.Secret.Items) > 0 {
+				paths = map[string]string{}
+				for _, it := range src.Secret.Items {
+					paths[it.Key] = it.Path
+				}
+			}
+			for k, path := range paths {
+				if err := os.WriteFile(filepath.Join(dir, path), s.Data[k], 0o600); err != nil {
+					return nil, err
+				}
+				files++
+			}
+		}
+	}
+	if files == 0 {
+		return out, nil
+	}
+	return append(out,
+		"--tls-cert-file="+filepath.Join(dir, pod.Name+".crt"),
+		"--tls-key-file="+filepath.Join(dir, pod.Name+".key"),
+		"--tls-ca-file="+filepath.Join(dir, "ca.crt"),
+		"--peer-tls=off"), nil
 }
 
 // podSecret is the cluster secret of the pod's first Secret volume that
