@@ -202,4 +202,11 @@ const (
 	// ReasonPasswordNotFound: the Secret key spec.authentication.password
 	// names does not exist.
 	ReasonPasswordNotFound = "PasswordNotFound"
+	// ReasonUserApplied: the credentials are in the Secret and the brokers
+	// hold the user's credential and ACLs (Ready True; also an event when
+	// the operator wrote them to the brokers).
+	ReasonUserApplied = "UserApplied"
+	// ReasonUserDeleted: the brokers forgot the user of a deleted KairoUser
+	// (an event).
+	ReasonUserDeleted = "UserDeleted"
 )

@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -41,6 +42,8 @@ import (
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
+	"github.com/kairolog/kairolog/broker/auth"
+	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/controllers/resources"
 	"github.com/kairolog/kairolog/internal/pki"
 )
@@ -75,16 +78,24 @@ type KairoUserReconciler struct {
 	APIReader client.Reader
 	Scheme    *runtime.Scheme
 	Recorder  events.EventRecorder
+	// Brokers reaches the cluster's brokers, where each user's credential
+	// and ACLs go.
+	Brokers BrokerClients
+	// ResyncInterval is how often a user is compared with the brokers;
+	// DefaultResyncInterval when zero.
+	ResyncInterval time.Duration
 	// Now is the clock certificates are issued by; nil is time.Now.
 	Now func() time.Time
 }
 
-// +kubebuilder:rbac:groups=kairolog.io,resources=kairousers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kairolog.io,resources=kairousers,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kairolog.io,resources=kairousers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kairolog.io,resources=kairousers/finalizers,verbs=update
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;update;patch
 
-// Reconcile writes the user's Secret and status. Deleting a KairoUser
+// Reconcile writes the user's Secret, puts the user's credential and ACLs
+// on the cluster's brokers, and reports both in the Ready condition.
+// Deleting a KairoUser removes it from the brokers (the finalizer) and
 // deletes its Secret (owner reference).
 func (r *KairoUserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
@@ -92,18 +103,24 @@ func (r *KairoUserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, u); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !u.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
 	cluster := &kairov1alpha1.KairoCluster{}
 	err := r.Get(ctx, types.NamespacedName{Namespace: u.Namespace, Name: u.Spec.ClusterRef.Name}, cluster)
-	if apierrors.IsNotFound(err) {
-		return r.notReady(ctx, u, ReasonClusterNotReady, fmt.Sprintf("KairoCluster %s does not exist", u.Spec.ClusterRef.Name))
-	}
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		cluster = nil
+	case err != nil:
 		return ctrl.Result{}, err
 	}
-	data, err := r.credentials(ctx, u, cluster)
+	if !u.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, u, cluster)
+	}
+	if cluster == nil {
+		return r.notReady(ctx, u, ReasonClusterNotReady, fmt.Sprintf("KairoCluster %s does not exist", u.Spec.ClusterRef.Name))
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		return r.notReady(ctx, u, ReasonClusterNotReady, fmt.Sprintf("KairoCluster %s is being deleted", cluster.Name))
+	}
+	creds, err := r.credentials(ctx, u, cluster)
 	var userErr *userError
 	switch {
 	case errors.As(err, &userErr):
@@ -113,7 +130,15 @@ func (r *KairoUserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	case err != nil:
 		return ctrl.Result{}, err
 	}
-	changed, err := r.writeUserSecret(ctx, u, data)
+	// The finalizer goes on before the brokers hear of the user, so that
+	// none is left behind on them.
+	if err := setFinalizer(ctx, r.Client, u, true); err != nil {
+		return ctrl.Result{}, err
+	}
+	changed, err := r.writeUserSecret(ctx, u, creds)
+	if errors.As(err, &userErr) {
+		return r.notReady(ctx, u, userErr.reason, userErr.Error())
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -122,12 +147,69 @@ func (r *KairoUserReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		recordEvent(r.Recorder, u, nil, corev1.EventTypeNormal, ReasonCredentialsIssued, "Issue",
 			"Wrote the %s credentials into Secret %s", u.Spec.Authentication.Type, u.Name)
 	}
-	if err := r.setStatus(ctx, u, metav1.ConditionTrue, ReasonCredentialsIssued,
-		fmt.Sprintf("The %s credentials are in Secret %s", u.Spec.Authentication.Type, u.Name)); err != nil {
+	if res, done, err := r.putOnBrokers(ctx, u, cluster, creds.scram); done {
+		return res, err
+	}
+	if err := r.setStatus(ctx, u, u.Name, metav1.ConditionTrue, ReasonUserApplied, fmt.Sprintf(
+		"The %s credentials are in Secret %s; the brokers of KairoCluster %s hold the user and its %d ACL rules",
+		u.Spec.Authentication.Type, u.Name, cluster.Name, len(brokerACLs(u)))); err != nil {
 		return ctrl.Result{}, err
 	}
-	// A certificate is renewed on time; a password needs no timer.
-	return ctrl.Result{RequeueAfter: DefaultResyncInterval}, nil
+	// A certificate is renewed on time; a password needs no timer; the
+	// brokers are compared with the user every resync.
+	return ctrl.Result{RequeueAfter: resyncAfter(r.resync())}, nil
+}
+
+// putOnBrokers writes the user to the brokers when they do not hold it as
+// it is. done ends the pass with a False condition when it failed.
+func (r *KairoUserReconciler) putOnBrokers(ctx context.Context, u *kairov1alpha1.KairoUser, c *kairov1alpha1.KairoCluster,
+	scram *auth.Credential) (ctrl.Result, bool, error) {
+	bc, err := r.Brokers.For(c)
+	if err != nil {
+		res, err := r.notReadyWithSecret(ctx, u, u.Name, ReasonClusterNotReady, fmt.Sprintf("No client for the brokers of KairoCluster %s: %v", c.Name, err))
+		return res, true, err
+	}
+	acls := brokerACLs(u)
+	wrote, err := putOnBrokers(ctx, bc, u.Name, brokerclient.PutUserRequest{SCRAM: scram, ACLs: acls})
+	if err != nil {
+		f := classify(c, "put user "+u.Name, err)
+		res, err := r.notReadyWithSecret(ctx, u, u.Name, f.reason, f.message)
+		return res, true, err
+	}
+	if wrote {
+		logf.FromContext(ctx).Info("Put the user on the brokers", "user", u.Name, "acls", len(acls))
+		recordEvent(r.Recorder, u, nil, corev1.EventTypeNormal, ReasonUserApplied, "Apply",
+			"Put user %s (%s, %d ACL rules) on the brokers of KairoCluster %s", u.Name, u.Spec.Authentication.Type, len(acls), c.Name)
+	}
+	return ctrl.Result{}, false, nil
+}
+
+// finalize removes a deleted KairoUser from its cluster's brokers, then its
+// finalizer. A cluster that is gone or going away takes its users with it.
+func (r *KairoUserReconciler) finalize(ctx context.Context, u *kairov1alpha1.KairoUser, c *kairov1alpha1.KairoCluster) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(u, kairov1alpha1.FinalizerName) {
+		return ctrl.Result{}, nil
+	}
+	if c != nil && c.DeletionTimestamp.IsZero() {
+		bc, err := r.Brokers.For(c)
+		if err == nil {
+			err = deleteFromBrokers(ctx, bc, u.Name)
+		}
+		if err != nil {
+			f := classify(c, "delete user "+u.Name, err)
+			return r.notReadyWithSecret(ctx, u, u.Status.Secret, f.reason, "Cannot remove the user from the brokers yet: "+f.message)
+		}
+		recordEvent(r.Recorder, u, nil, corev1.EventTypeNormal, ReasonUserDeleted, "Delete",
+			"Removed user %s from the brokers of KairoCluster %s", u.Name, c.Name)
+	}
+	return ctrl.Result{}, setFinalizer(ctx, r.Client, u, false)
+}
+
+func (r *KairoUserReconciler) resync() time.Duration {
+	if r.ResyncInterval > 0 {
+		return r.ResyncInterval
+	}
+	return DefaultResyncInterval
 }
 
 // userError is a problem the user must fix (a missing supplied password):
@@ -139,23 +221,44 @@ type userError struct {
 
 func (e *userError) Error() string { return e.msg }
 
+// userCredentials are what the user's Secret holds, and the salted
+// credential of a scram-sha-512 user that the brokers get.
+type userCredentials struct {
+	data        map[string][]byte
+	annotations map[string]string
+	scram       *auth.Credential
+}
+
 // credentials are the Secret's data for the user's authentication type.
-func (r *KairoUserReconciler) credentials(ctx context.Context, u *kairov1alpha1.KairoUser, c *kairov1alpha1.KairoCluster) (map[string][]byte, error) {
+func (r *KairoUserReconciler) credentials(ctx context.Context, u *kairov1alpha1.KairoUser, c *kairov1alpha1.KairoCluster) (*userCredentials, error) {
 	old := &corev1.Secret{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: u.Namespace, Name: u.Name}, old); err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
 	if u.Spec.Authentication.Type == kairov1alpha1.UserAuthenticationTLS {
-		return r.certificate(ctx, u, c, old.Data)
+		data, err := r.certificate(ctx, u, c, old.Data)
+		return &userCredentials{data: data}, err
 	}
 	password, err := r.password(ctx, u, old.Data[UserPasswordKey])
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{
-		UserPasswordKey: password,
-		UserJAASKey: fmt.Appendf(nil, `org.apache.kafka.common.security.scram.ScramLoginModule required username=%q password=%q;`,
-			u.Name, password),
+	cred, err := scramCredential(password, old.Data[UserPasswordKey], old.Annotations[SCRAMCredentialAnnotation])
+	if err != nil {
+		return nil, err
+	}
+	credJSON, err := json.Marshal(cred)
+	if err != nil {
+		return nil, err
+	}
+	return &userCredentials{
+		data: map[string][]byte{
+			UserPasswordKey: password,
+			UserJAASKey: fmt.Appendf(nil, `org.apache.kafka.common.security.scram.ScramLoginModule required username=%q password=%q;`,
+				u.Name, password),
+		},
+		annotations: map[string]string{SCRAMCredentialAnnotation: string(credJSON)},
+		scram:       cred,
 	}, nil
 }
 
@@ -225,9 +328,9 @@ func (r *KairoUserReconciler) now() time.Time {
 }
 
 // writeUserSecret creates or updates the Secret named after the user,
-// owned by it, with exactly data. A Secret of that name that is not the
-// user's is never overwritten.
-func (r *KairoUserReconciler) writeUserSecret(ctx context.Context, u *kairov1alpha1.KairoUser, data map[string][]byte) (bool, error) {
+// owned by it, with exactly the credentials' data and annotation. A Secret
+// of that name that is not the user's is never overwritten.
+func (r *KairoUserReconciler) writeUserSecret(ctx context.Context, u *kairov1alpha1.KairoUser, creds *userCredentials) (bool, error) {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: u.Name, Namespace: u.Namespace}}
 	err := r.Get(ctx, client.ObjectKeyFromObject(s), s)
 	if apierrors.IsNotFound(err) {
@@ -246,7 +349,11 @@ func (r *KairoUserReconciler) writeUserSecret(ctx context.Context, u *kairov1alp
 		resources.LabelManagedBy: resources.ManagedBy, resources.LabelName: resources.AppName,
 		resources.LabelInstance: u.Spec.ClusterRef.Name, kairov1alpha1.UserLabel: u.Name})
 	s.Type = corev1.SecretTypeOpaque
-	s.Data = data
+	s.Data = creds.data
+	delete(s.Annotations, SCRAMCredentialAnnotation)
+	if len(creds.annotations) > 0 {
+		s.Annotations = mergeStrings(s.Annotations, creds.annotations)
+	}
 	if err := controllerutil.SetControllerReference(u, s, r.Scheme); err != nil {
 		return false, err
 	}
@@ -262,22 +369,25 @@ func (r *KairoUserReconciler) writeUserSecret(ctx context.Context, u *kairov1alp
 // notReady reports a problem in the Ready condition (and an event when it
 // is new) and looks again after a while.
 func (r *KairoUserReconciler) notReady(ctx context.Context, u *kairov1alpha1.KairoUser, reason, msg string) (ctrl.Result, error) {
-	if err := r.setStatus(ctx, u, metav1.ConditionFalse, reason, msg); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: pollAfter(DefaultResyncInterval)}, nil
+	return r.notReadyWithSecret(ctx, u, "", reason, msg)
 }
 
-// setStatus writes the username, the Secret and the Ready condition when
-// they changed; an event marks Ready turning False.
-func (r *KairoUserReconciler) setStatus(ctx context.Context, u *kairov1alpha1.KairoUser, status metav1.ConditionStatus, reason, msg string) error {
+// notReadyWithSecret is notReady once the user's Secret is written.
+func (r *KairoUserReconciler) notReadyWithSecret(ctx context.Context, u *kairov1alpha1.KairoUser, secret, reason, msg string) (ctrl.Result, error) {
+	if err := r.setStatus(ctx, u, secret, metav1.ConditionFalse, reason, msg); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: pollAfter(r.resync())}, nil
+}
+
+// setStatus writes the username, the Secret (empty until written) and the
+// Ready condition when they changed; an event marks Ready turning False.
+func (r *KairoUserReconciler) setStatus(ctx context.Context, u *kairov1alpha1.KairoUser, secret string,
+	status metav1.ConditionStatus, reason, msg string) error {
 	orig := u.DeepCopy()
 	u.Status.ObservedGeneration = u.Generation
 	u.Status.Username = u.Name
-	u.Status.Secret = ""
-	if status == metav1.ConditionTrue {
-		u.Status.Secret = u.Name
-	}
+	u.Status.Secret = secret
 	old := meta.FindStatusCondition(orig.Status.Conditions, kairov1alpha1.ConditionReady)
 	meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: kairov1alpha1.ConditionReady, Status: status,
 		Reason: reason, Message: msg, ObservedGeneration: u.Generation})
@@ -306,8 +416,9 @@ func equalStatus(a, b kairov1alpha1.KairoUserStatus) bool {
 }
 
 // SetupWithManager registers the reconciler: a KairoUser's spec changes,
-// its Secret, and its cluster's CA Secrets (a renewal reissues client
-// certificates) wake it.
+// its Secret, its cluster's CA Secrets (a renewal reissues client
+// certificates) and its cluster's spec changes (a new cluster, security
+// turned on) wake it.
 func (r *KairoUserReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = eventRecorder(mgr, r.Recorder, "kairouser")
 	usersOfCluster := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -332,5 +443,18 @@ func (r *KairoUserReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kairov1alpha1.KairoUser{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, usersOfCluster).
+		Watches(&kairov1alpha1.KairoCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+			var users kairov1alpha1.KairoUserList
+			if err := r.List(ctx, &users, client.InNamespace(obj.GetNamespace())); err != nil {
+				return nil
+			}
+			var out []reconcile.Request
+			for _, u := range users.Items {
+				if u.Spec.ClusterRef.Name == obj.GetName() {
+					out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&u)})
+				}
+			}
+			return out
+		}), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 }

@@ -36,9 +36,13 @@ import (
 	"github.com/kairolog/kairolog/internal/pki"
 )
 
+// userResync is the KairoUser reconciler's resync in this suite.
+const userResync = 5 * time.Second
+
 func init() {
 	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {
-		return (&KairoUserReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme()}).
+		return (&KairoUserReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
+			Brokers: &ServiceBrokerClients{Timeout: 3 * time.Second, Reader: mgr.GetClient()}, ResyncInterval: userResync}).
 			SetupWithManager(mgr)
 	})
 }
@@ -223,7 +227,10 @@ var _ = Describe("Cluster certificates and KairoUsers", Ordered, func() {
 			got := get(alice)
 			g.Expect(got.Status.Username).To(Equal("alice"))
 			g.Expect(got.Status.Secret).To(Equal("alice"))
-			g.Expect(condition(got.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionTrue, ReasonCredentialsIssued))
+			// This cluster has no brokers: the credentials are written,
+			// the user is not on any broker, and Ready says so.
+			g.Expect(condition(got.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonClusterNotReady))
+			g.Expect(got.Finalizers).To(ContainElement(kairov1alpha1.FinalizerName))
 
 			g.Expect(string(secretOf(ns, "bob")(g).Data["password"])).To(Equal("bobs own password"))
 			g.Expect(metav1.IsControlledBy(secretOf(ns, "bob")(g), bob)).To(BeTrue())

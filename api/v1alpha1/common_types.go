@@ -51,7 +51,8 @@ const (
 	ConditionQuorumFaultTolerant = "QuorumFaultTolerant"
 )
 
-// FinalizerName guards broker-side cleanup of Topics and ConsumerGroups.
+// FinalizerName guards broker-side cleanup of Topics, ConsumerGroups and
+// KairoUsers.
 const FinalizerName = "kairolog.io/finalizer"
 
 // EndpointOverrideAnnotation on a KairoCluster points the operator at a broker

@@ -112,9 +112,14 @@ func TestHTTPAuthenticationAndACLs(t *testing.T) {
 		}
 	}
 	_, _, view := sn.call(t, sn.operator, "", "", "GET", "/users/reader", "")
-	if raw, _ := json.Marshal(view); strings.Contains(string(raw), "stored_key") || strings.Contains(string(raw), "reader-pw") ||
-		!strings.Contains(string(raw), auth.Mechanism) {
+	if raw, _ := json.Marshal(view); strings.Contains(string(raw), "stored_key") || strings.Contains(string(raw), "server_key") ||
+		strings.Contains(string(raw), "reader-pw") || !strings.Contains(string(raw), auth.Mechanism) {
 		t.Errorf("GET /users/reader shows more or less than the user: %s", raw)
+	}
+	// The salt and iteration count, as a SCRAM exchange tells anyone,
+	// let a writer see which credential the brokers hold.
+	if sc, _ := view["scram"].(map[string]any); sc["iterations"] != float64(auth.MinIterations) || sc["salt"] == "" || sc["salt"] == nil {
+		t.Errorf("GET /users/reader: scram %v, want the salt and %d iterations", view["scram"], auth.MinIterations)
 	}
 
 	for _, tc := range []struct {

@@ -42,17 +42,28 @@ func (s *Server) userRoutes() {
 		ok(func(name string, _ struct{}) any { return withStatus{"deleted", map[string]string{"name": name}} })))
 }
 
-// userView is a user as the API shows it: never its credential.
+// userView is a user as the API shows it: never its credential's keys.
+// The salt and iteration count are what a SCRAM exchange tells anyone
+// who names the user; with them a writer (the operator) can tell whether
+// the brokers hold the credential it derived.
 type userView struct {
 	Name       string     `json:"name"`
 	Mechanisms []string   `json:"mechanisms"`
+	SCRAM      *scramView `json:"scram,omitempty"`
 	ACLs       []auth.ACL `json:"acls"`
+}
+
+// scramView is the public part of a SCRAM credential.
+type scramView struct {
+	Salt       []byte `json:"salt"`
+	Iterations int    `json:"iterations"`
 }
 
 func viewOf(u *auth.User) userView {
 	v := userView{Name: u.Name, Mechanisms: []string{}, ACLs: u.ACLs}
 	if u.SCRAM != nil {
 		v.Mechanisms = append(v.Mechanisms, auth.Mechanism)
+		v.SCRAM = &scramView{Salt: u.SCRAM.Salt, Iterations: u.SCRAM.Iterations}
 	}
 	if v.ACLs == nil {
 		v.ACLs = []auth.ACL{}

@@ -121,7 +121,9 @@ func run(o *options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	// One keep-alive transport for every controller's broker calls.
-	brokers := &controllers.ServiceBrokerClients{Timeout: o.brokerTimeout}
+	// It reads the operator's certificate of each cluster from the cache,
+	// for clusters whose HTTP listener serves TLS.
+	brokers := &controllers.ServiceBrokerClients{Timeout: o.brokerTimeout, Reader: mgr.GetClient()}
 	if err := (&controllers.KairoClusterReconciler{
 		Client:         mgr.GetClient(),
 		APIReader:      mgr.GetAPIReader(),
@@ -149,9 +151,11 @@ func run(o *options) error {
 		return fmt.Errorf("setting up the ConsumerGroup controller: %w", err)
 	}
 	if err := (&controllers.KairoUserReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
+		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
+		Scheme:         mgr.GetScheme(),
+		Brokers:        brokers,
+		ResyncInterval: o.resyncInterval,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the KairoUser controller: %w", err)
 	}

@@ -55,6 +55,7 @@
   - kairolog.io
   resources:
   - consumergroups
+  - kairousers
   - topics
   verbs:
   - get
@@ -86,7 +87,6 @@
   - kairolog.io
   resources:
   - kairoclusters
-  - kairousers
   verbs:
   - get
   - list
