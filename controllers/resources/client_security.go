@@ -74,11 +74,32 @@ func (b *Builder) clientSecurityArgs() []string {
 			args = append(args, "--http-authentication="+string(authn))
 		}
 	}
+	if s := c.Spec.Security; s != nil {
+		args = append(args, listenerArgs("--kafka", s.Listeners.Kafka)...)
+		args = append(args, listenerArgs("--kafka-gateway", s.Listeners.Gateway)...)
+	}
 	if AuthorizationEnabled(c) {
 		args = append(args, "--authorization")
 	}
 	if s := c.Spec.Security; s != nil && len(s.SuperUsers) > 0 {
 		args = append(args, "--super-users="+strings.Join(s.SuperUsers, ","))
+	}
+	return args
+}
+
+// listenerArgs are a Kafka listener's <prefix>-tls and
+// <prefix>-authentication flags. SCRAM works without TLS there (Kafka's
+// SASL_PLAINTEXT); the brokers offer PLAIN only over TLS.
+func listenerArgs(prefix string, l *kairov1alpha1.ListenerSecurity) []string {
+	if l == nil {
+		return nil
+	}
+	var args []string
+	if l.TLS {
+		args = append(args, prefix+"-tls")
+	}
+	if l.Authentication != "" && l.Authentication != kairov1alpha1.AuthenticationNone {
+		args = append(args, prefix+"-authentication="+string(l.Authentication))
 	}
 	return args
 }

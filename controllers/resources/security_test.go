@@ -148,6 +148,11 @@ func TestStatefulSetClientListenerSecurity(t *testing.T) {
 	full := tls(kairov1alpha1.AuthenticationSCRAM)
 	full.Authorization = &kairov1alpha1.AuthorizationSpec{Enabled: true}
 	full.SuperUsers = []string{"admin", "ops"}
+	kafka := tls(kairov1alpha1.AuthenticationTLS)
+	kafka.Listeners.Kafka = &kairov1alpha1.ListenerSecurity{Authentication: kairov1alpha1.AuthenticationSCRAM}
+	kafka.Listeners.Gateway = &kairov1alpha1.ListenerSecurity{TLS: true, Authentication: kairov1alpha1.AuthenticationTLS}
+	kafkaOnly := &kairov1alpha1.SecuritySpec{Listeners: kairov1alpha1.ListenersSecurity{
+		Kafka: &kairov1alpha1.ListenerSecurity{TLS: true, Authentication: kairov1alpha1.AuthenticationNone}}}
 	cases := []struct {
 		name         string
 		security     *kairov1alpha1.SecuritySpec
@@ -162,9 +167,14 @@ func TestStatefulSetClientListenerSecurity(t *testing.T) {
 			[]string{"--http-tls", "--http-authentication=tls"}, corev1.URISchemeHTTPS},
 		{"SCRAM, authorization, super users", full, "abc-1",
 			[]string{"--http-tls", "--http-authentication=scram-sha-512", "--authorization", "--super-users=admin,ops"}, corev1.URISchemeHTTPS},
+		{"Kafka SASL_PLAINTEXT, gateway with client certificates", kafka, "abc-1",
+			[]string{"--http-tls", "--http-authentication=tls", "--kafka-authentication=scram-sha-512",
+				"--kafka-gateway-tls", "--kafka-gateway-authentication=tls"}, corev1.URISchemeHTTPS},
+		{"Kafka TLS only", kafkaOnly, "abc-1", []string{"--kafka-tls"}, corev1.URISchemeHTTP},
 		{"no certificates yet", full, "", nil, corev1.URISchemeHTTP},
 	}
-	securityFlags := []string{"--http-tls", "--http-authentication", "--authorization", "--super-users"}
+	securityFlags := []string{"--http-tls", "--http-authentication", "--kafka-tls", "--kafka-authentication",
+		"--kafka-gateway-tls", "--kafka-gateway-authentication", "--authorization", "--super-users"}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testCluster()
@@ -222,6 +232,8 @@ func TestSecurityChangeRollsTheBrokers(t *testing.T) {
 		"tls":           {Listeners: kairov1alpha1.ListenersSecurity{HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}},
 		"authorization": {Listeners: kairov1alpha1.ListenersSecurity{HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}, Authorization: &kairov1alpha1.AuthorizationSpec{Enabled: true}},
 		"super users":   {Listeners: kairov1alpha1.ListenersSecurity{HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}, SuperUsers: []string{"admin"}},
+		"kafka tls":     {Listeners: kairov1alpha1.ListenersSecurity{Kafka: &kairov1alpha1.ListenerSecurity{TLS: true}}},
+		"gateway scram": {Listeners: kairov1alpha1.ListenersSecurity{Gateway: &kairov1alpha1.ListenerSecurity{Authentication: kairov1alpha1.AuthenticationSCRAM}}},
 	} {
 		h := hash(s)
 		if other, dup := seen[h]; dup {

@@ -302,7 +302,8 @@ func (n *Node) podProperties(ctx context.Context, pod *corev1.Pod) ([]byte, erro
 
 // ClientSecurityFlags are the flags of a pod's broker container that
 // ClientSecurity passes on.
-var ClientSecurityFlags = []string{"--http-tls", "--http-authentication", "--authorization", "--super-users"}
+var ClientSecurityFlags = []string{"--http-tls", "--http-authentication", "--kafka-tls", "--kafka-authentication",
+	"--kafka-gateway-tls", "--kafka-gateway-authentication", "--authorization", "--super-users"}
 
 // podSecurityArgs writes the files of the pod's projected Secret volumes
 // into a directory of broker i and returns the pod's client-listener
