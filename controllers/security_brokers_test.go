@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -142,6 +143,32 @@ func (b secureBroker) putUserCalls() int {
 	return n
 }
 
+// secureBrokers runs a KairoCluster of replicas brokers in namespace ns
+// whose brokers get their pods' security flags and certificates, and
+// points the operator at broker 0 itself (the harness's Service stand-in
+// speaks plain HTTP only).
+func secureBrokers(ns, name string, replicas int32, security *kairov1alpha1.SecuritySpec,
+	config map[string]string) (*kairov1alpha1.KairoCluster, secureBroker, *brokertest.Cluster) {
+	GinkgoHelper()
+	brokers, err := brokertest.NewCluster(brokertest.Options{Brokers: int(replicas)})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(brokers.Close)
+	kc := &kairov1alpha1.KairoCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Annotations: map[string]string{kairov1alpha1.EndpointOverrideAnnotation: brokers.Endpoint(0)}},
+		Spec: kairov1alpha1.KairoClusterSpec{Replicas: replicas, Storage: kairov1alpha1.StorageSpec{Size: resource.MustParse("1Gi")},
+			Security: security, Config: config},
+	}
+	node := &brokertest.Node{Client: k8sClient, Cluster: brokers, Namespace: ns, Selector: resources.SelectorLabels(kc),
+		BindVolumes: true, ClientSecurity: true,
+		Logf: func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
+	node.Start(ctx)
+	DeferCleanup(node.Stop)
+	Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, kc))).To(Succeed()) })
+	return kc, secureBroker{base: "https://" + strings.TrimPrefix(brokers.Endpoint(0), "http://"), kc: kc}, brokers
+}
+
 var _ = Describe("Security on real brokers", Ordered, func() {
 	const ns = kcNamespacePrefix + "secure"
 
@@ -150,28 +177,11 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		kcNamespace(ns)
 	})
 
-	// secureCluster runs a one-broker KairoCluster whose broker gets the
-	// pod's security flags and certificates, and points the operator at
-	// the broker itself (the harness's Service stand-in speaks plain HTTP).
+	// secureCluster runs a one-broker KairoCluster (secureBrokers).
 	secureCluster := func(name string, security *kairov1alpha1.SecuritySpec) (*kairov1alpha1.KairoCluster, secureBroker) {
 		GinkgoHelper()
-		brokers, err := brokertest.NewCluster(brokertest.Options{Brokers: 1})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(brokers.Close)
-		kc := &kairov1alpha1.KairoCluster{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-				Annotations: map[string]string{kairov1alpha1.EndpointOverrideAnnotation: brokers.Endpoint(0)}},
-			Spec: kairov1alpha1.KairoClusterSpec{Replicas: 1, Storage: kairov1alpha1.StorageSpec{Size: resource.MustParse("1Gi")},
-				Security: security},
-		}
-		node := &brokertest.Node{Client: k8sClient, Cluster: brokers, Namespace: ns, Selector: resources.SelectorLabels(kc),
-			BindVolumes: true, ClientSecurity: true,
-			Logf: func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
-		node.Start(ctx)
-		DeferCleanup(node.Stop)
-		Expect(k8sClient.Create(ctx, kc)).To(Succeed())
-		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, kc))).To(Succeed()) })
-		return kc, secureBroker{base: "https://" + strings.TrimPrefix(brokers.Endpoint(0), "http://"), kc: kc}
+		kc, broker, _ := secureBrokers(ns, name, 1, security, nil)
+		return kc, broker
 	}
 
 	newUser := func(kc *kairov1alpha1.KairoCluster, name string, authn kairov1alpha1.UserAuthenticationType, acls ...kairov1alpha1.ACLRule) *kairov1alpha1.KairoUser {
@@ -322,6 +332,96 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		Expect(r.status).To(Equal(http.StatusForbidden), "a deleted certificate user has no ACLs left: %s", r.body)
 	})
 
+	It("rolls a running cluster onto HTTP TLS one broker at a time; producers lose nothing acknowledged", func() {
+		kc, broker, brokers := secureBrokers(ns, "rolling", 3, nil, map[string]string{"min.insync.replicas": "2"})
+		key := client.ObjectKeyFromObject(kc)
+		Eventually(func(g Gomega) {
+			g.Expect(condition(getCluster(key).Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).WithTimeout(90 * time.Second).Should(Succeed())
+		t := &kairov1alpha1.Topic{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "events"},
+			Spec: kairov1alpha1.TopicSpec{ClusterRef: kairov1alpha1.ClusterReference{Name: kc.Name}, Partitions: 1, Replicas: ptr.To(int32(3))}}
+		Expect(k8sClient.Create(ctx, t)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(condition(get(t).Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).WithTimeout(60 * time.Second).Should(Succeed())
+		before := clusterPods(kc)
+
+		By("two acks=all producers over the three brokers in turn, one on http://, one on https://")
+		roots := x509.NewCertPool()
+		Expect(roots.AppendCertsFromPEM(secretOf(ns, resources.CACertSecretName(kc))(Default).Data[resources.CACertKey])).To(BeTrue())
+		var hosts []string
+		for i := 0; i < 3; i++ {
+			hosts = append(hosts, strings.TrimPrefix(brokers.Endpoint(i), "http://"))
+		}
+		plain := startRecordProducer("plain", "http://", hosts, &http.Client{Timeout: 10 * time.Second})
+		secure := startRecordProducer("tls", "https://", hosts, &http.Client{Timeout: 10 * time.Second,
+			Transport: &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots,
+				ServerName: fmt.Sprintf("%s.%s.svc", kc.Name, ns)}}})
+		DeferCleanup(plain.stop)
+		DeferCleanup(secure.stop)
+		Eventually(plain.ackedCount).WithTimeout(10*time.Second).Should(BeNumerically(">", 0), "the plain producer works before the roll")
+
+		By("turning HTTP TLS on: the brokers restart one at a time, the operator reaching the mixed cluster")
+		monitor := startPodMonitor(kc, 3, func(id int32) bool { return brokers.Ready(int(id)) })
+		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) {
+			kc.Spec.Security = &kairov1alpha1.SecuritySpec{Listeners: kairov1alpha1.ListenersSecurity{
+				HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}}
+		})
+		Eventually(func(g Gomega) {
+			pods := clusterPods(kc)
+			g.Expect(pods).To(HaveLen(3))
+			for id, p := range pods {
+				g.Expect(p.UID).NotTo(Equal(before[id].UID))
+				g.Expect(p.Annotations).To(HaveKeyWithValue(resources.HTTPTLSAnnotation, "true"))
+			}
+			kc := getCluster(key)
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
+			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).WithTimeout(240 * time.Second).WithPolling(time.Second).Should(Succeed())
+		seen := monitor.finish()
+		Expect(seen.maxDown).To(Equal(1), "two brokers were down at once: %s", seen.downAt)
+		Expect(seen.replaced).To(HaveLen(3))
+
+		By("after the roll the http:// producer is refused everywhere, the https:// one served")
+		mark := secure.ackedCount()
+		Eventually(secure.ackedCount).WithTimeout(10 * time.Second).Should(BeNumerically(">", mark))
+		plainAfter := plain.refusedCount()
+		Eventually(plain.refusedCount).WithTimeout(10 * time.Second).Should(BeNumerically(">", plainAfter))
+		plain.stop()
+		secure.stop()
+		for _, h := range hosts {
+			resp, err := http.Post("http://"+h+"/produce", "application/json", strings.NewReader(`{"topic":"events","message":"x"}`))
+			Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+			Expect(resp.StatusCode).To(Equal(http.StatusBadRequest), "plain HTTP to %s after the roll", h)
+		}
+
+		By("every acknowledged record in the topic, once")
+		r := broker.asOperator(http.MethodGet, "/fetch?topic=events&partition=0&offset=0&max_records=100000", nil)
+		Expect(r.status).To(Equal(http.StatusOK), string(r.body))
+		var fetched struct {
+			Records []struct {
+				Message string `json:"message"`
+			} `json:"records"`
+		}
+		Expect(json.Unmarshal(r.body, &fetched)).To(Succeed())
+		stored := map[string]int{}
+		for _, rec := range fetched.Records {
+			stored[rec.Message]++
+		}
+		lost := 0
+		for _, p := range []*recordProducer{plain, secure} {
+			for _, m := range p.acked {
+				if stored[m] != 1 {
+					lost++
+				}
+			}
+		}
+		logFigure("HTTP TLS turned on by a rolling restart of 3 brokers: plain producer %d acknowledged, %d refused; TLS producer %d acknowledged, %d refused; %d acknowledged records missing or duplicated of %d stored",
+			len(plain.acked), plain.refusedCount(), len(secure.acked), secure.refusedCount(), lost, len(fetched.Records))
+		Expect(lost).To(BeZero())
+	})
+
 	It("refuses authorization without TLS on the HTTP listener, where the operator authenticates", func() {
 		kc := &kairov1alpha1.KairoCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "open"},
 			Spec: kairov1alpha1.KairoClusterSpec{Replicas: 1, Storage: kairov1alpha1.StorageSpec{Size: resource.MustParse("1Gi")},
@@ -329,3 +429,65 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		Expect(k8sClient.Create(ctx, kc)).To(MatchError(ContainSubstring("authorization needs tls: true on the HTTP listener")))
 	})
 })
+
+// recordProducer sends one acks=all record at a time to each broker in
+// turn and remembers what was acknowledged and how much was refused.
+type recordProducer struct {
+	mu      sync.Mutex
+	acked   []string
+	refused int
+	done    chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+}
+
+func startRecordProducer(tag, scheme string, hosts []string, hc *http.Client) *recordProducer {
+	p := &recordProducer{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer GinkgoRecover()
+		defer p.wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-p.done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			msg := fmt.Sprintf("%s-%d", tag, i)
+			body, _ := json.Marshal(map[string]any{"topic": "events", "partition": 0, "message": msg, "acks": "all"})
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, scheme+hosts[i%len(hosts)]+"/produce", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := hc.Do(req)
+			ok := err == nil && resp.StatusCode == http.StatusOK
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			p.mu.Lock()
+			if ok {
+				p.acked = append(p.acked, msg)
+			} else {
+				p.refused++
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+func (p *recordProducer) stop() {
+	p.once.Do(func() { close(p.done) })
+	p.wg.Wait()
+}
+
+func (p *recordProducer) ackedCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.acked)
+}
+
+func (p *recordProducer) refusedCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
+}
