@@ -160,8 +160,8 @@ func secureBrokers(ns, name string, replicas int32, security *kairov1alpha1.Secu
 			Security: security, Config: config},
 	}
 	node := &brokertest.Node{Client: k8sClient, Cluster: brokers, Namespace: ns, Selector: resources.SelectorLabels(kc),
-		BindVolumes: true, ClientSecurity: true,
-		Logf: func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
+		ClientSecurity: true,
+		Logf:           func(format string, args ...any) { fmt.Fprintf(GinkgoWriter, "node: "+format+"\n", args...) }}
 	node.Start(ctx)
 	DeferCleanup(node.Stop)
 	Expect(k8sClient.Create(ctx, kc)).To(Succeed())
