@@ -24,13 +24,8 @@ package controllers
 // much load the reconcilers make.
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -43,11 +38,8 @@ import (
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	brokerclient "github.com/kairolog/kairolog/broker/client"
-	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/config"
-	"github.com/kairolog/kairolog/broker/core"
-	"github.com/kairolog/kairolog/broker/httpapi"
-	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
 // scaleTestEnv turns on the 1000-Topic measurement; the reconcilers then
@@ -112,15 +104,9 @@ func labelValue(m *dto.Metric, name string) string {
 
 // testBroker is one broker running in the test process.
 type testBroker struct {
-	id      int32
-	b       *core.Broker
-	srv     *http.Server
-	peerSrv *http.Server
-	url     string
-	host    string
-	dataDir string
-	cancel  context.CancelFunc
-	runDone chan struct{}
+	*brokertest.InProcessBroker
+	url  string
+	host string
 }
 
 // testBrokerSettings are quick to start and remove stale group members
@@ -138,97 +124,16 @@ func testBrokerSettings() config.Settings {
 // ends.
 func startBrokers(n int) []*testBroker {
 	GinkgoHelper()
-	var voters []cluster.Voter
-	// The raft listeners stay bound until each broker takes its own, so
-	// no other socket can take a port the voters were told about.
-	raftLns := make([]net.Listener, n)
-	raft := make([]string, n)
-	for i := range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		raftLns[i], raft[i] = l, l.Addr().String()
-		if n > 1 {
-			voters = append(voters, cluster.Voter{ID: i, Address: raft[i]})
-		}
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	out := make([]*testBroker, n)
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	secret := peer.GenerateSecret()
-	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		peerLn, err := net.Listen("tcp", "127.0.0.1:0")
-		Expect(err).NotTo(HaveOccurred())
-		dir, err := os.MkdirTemp("", "kairolog-controllers-broker-")
-		Expect(err).NotTo(HaveOccurred())
-		tb := &testBroker{id: int32(i), host: ln.Addr().String(), url: "http://" + ln.Addr().String(), dataDir: dir,
-			runDone: make(chan struct{})}
-		out[i] = tb
-		wg.Add(1)
-		go func() { // voters must start together to elect a leader
-			defer wg.Done()
-			s := testBrokerSettings()
-			tb.b, errs[i] = core.New(config.Config{ID: int32(i), DataDir: dir, HTTPAdvertise: tb.host,
-				PeerAdvertise: peerLn.Addr().String(), PeerSecret: secret,
-				RaftListen: raft[i], RaftListener: raftLns[i], InitialVoters: voters, Settings: s, Logger: quiet,
-				RaftLogOutput: io.Discard, RaftLogLevel: "off"})
-			if errs[i] != nil {
-				ln.Close()
-				peerLn.Close()
-				raftLns[i].Close()
-				return
-			}
-			public := httpapi.New(tb.b, httpapi.Options{Logger: quiet, MaxBodyBytes: s.MaxRequestBytes})
-			tb.srv = &http.Server{Handler: public, ReadHeaderTimeout: 10 * time.Second}
-			tb.peerSrv = &http.Server{Handler: tb.b.PeerHandler(), ReadHeaderTimeout: 10 * time.Second}
-			go func() { _ = tb.srv.Serve(ln) }()
-			go func() { _ = tb.peerSrv.Serve(peerLn) }()
-			var ctx context.Context
-			ctx, tb.cancel = context.WithCancel(context.Background())
-			go func() { _ = tb.b.Run(ctx); close(tb.runDone) }()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		Expect(err).NotTo(HaveOccurred())
-	}
-	DeferCleanup(func() {
-		for _, tb := range out {
-			tb.stop()
-		}
-	})
-	for _, tb := range out {
-		c := tb.client()
-		Eventually(func() error { return c.Ready(context.Background()) }).
-			WithTimeout(60 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+	s := testBrokerSettings()
+	var out []*testBroker
+	for _, b := range brokertest.StartInProcess(GinkgoT(), brokertest.InProcessOptions{Brokers: n, Settings: &s}) {
+		out = append(out, &testBroker{InProcessBroker: b, url: b.URL, host: b.Address})
 	}
 	return out
 }
 
-func (tb *testBroker) stop() {
-	if tb.cancel == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = tb.b.ControlledShutdown(ctx)
-	_ = tb.srv.Close()
-	_ = tb.peerSrv.Close()
-	tb.cancel()
-	_ = tb.b.Close()
-	<-tb.runDone
-	tb.cancel = nil
-	_ = os.RemoveAll(tb.dataDir)
-}
-
 // client is a broker client for the spec's own requests (not counted).
-func (tb *testBroker) client() *brokerclient.Client {
-	c, err := brokerclient.New(tb.url, brokerclient.WithTimeout(10*time.Second))
-	Expect(err).NotTo(HaveOccurred())
-	return c
-}
+func (tb *testBroker) client() *brokerclient.Client { return tb.Client() }
 
 // createCluster creates a KairoCluster whose brokers the operator reaches at endpoint.
 func createCluster(namespace, name, endpoint string) *kairov1alpha1.KairoCluster {

@@ -4,72 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/config"
-	"github.com/kairolog/kairolog/broker/core"
-	"github.com/kairolog/kairolog/broker/httpapi"
-	"github.com/kairolog/kairolog/internal/heldport"
+	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
 // startBroker runs a real single-node broker in-process and returns its URL.
 func startBroker(t *testing.T) string {
 	t.Helper()
-	ln, err := heldport.Listen(heldport.Reserve(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	peerLn, err := heldport.Listen(heldport.Reserve(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftLn, err := heldport.Listen(heldport.Reserve(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := config.DefaultSettings()
 	s.OffsetsTopicNumPartitions = 2
-	b, err := core.New(config.Config{DataDir: t.TempDir(), HTTPAdvertise: ln.Addr().String(), RaftListener: raftLn,
-		PeerAdvertise: peerLn.Addr().String(), Settings: s, Logger: quiet, RaftLogOutput: io.Discard, RaftLogLevel: "off"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	public := httpapi.New(b, httpapi.Options{Logger: quiet})
-	srv := httptest.NewUnstartedServer(public)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	peerSrv := httptest.NewUnstartedServer(b.PeerHandler())
-	peerSrv.Listener.Close()
-	peerSrv.Listener = peerLn
-	peerSrv.Start()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = b.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		srv.Close()
-		peerSrv.Close()
-		cancel()
-		_ = b.Close()
-		<-done
-	})
-	c, _ := client.New(srv.URL)
-	deadline := time.Now().Add(20 * time.Second)
-	for c.Ready(context.Background()) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("broker not ready")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return srv.URL
+	return brokertest.StartInProcess(t, brokertest.InProcessOptions{Settings: &s})[0].URL
 }
 
 // run executes kairoctl with args against url and returns its output.

@@ -1,6 +1,8 @@
-// Package brokertest runs real KairoLog brokers as local processes for
-// controller tests, and plays the node that Kubernetes test control planes
-// lack.
+// Package brokertest starts real KairoLog brokers for tests outside the
+// broker's own packages: as local processes, or in the test's own process
+// (StartInProcess), always on ports held from the moment they are picked
+// (internal/heldport). It also plays the node that Kubernetes test control
+// planes lack.
 //
 // A Cluster is N broker processes built from cmd/broker, each on its own
 // loopback address (127.0.0.x) with ports held for it from the moment they
