@@ -33,18 +33,19 @@ import (
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 	"github.com/kairolog/kairolog/broker/api"
-	brokerclient "github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
 // The scale measurement of docs/benchmarks.md ("Operator: topics at
-// scale"). It runs only with KAIRO_SCALE_TEST=1, which also gives the
+// scale"): Topics with three replicas each against three broker
+// processes. It runs only with KAIRO_SCALE_TEST=1, which also gives the
 // reconcilers the production resync interval (30 s):
 //
 //	KAIRO_SCALE_TEST=1 go test ./controllers/ -v -timeout 30m -ginkgo.focus="at scale"
 //
 // KAIRO_SCALE_TOPICS (default 1000) and KAIRO_SCALE_IDLE (default 2m)
-// change its size.
+// change its size, KAIRO_SCALE_BROKERS (default 3) the number of brokers
+// (the replication factor is min(brokers, 3)).
 
 const scaleNamespace = "scale"
 
@@ -62,27 +63,32 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
-// brokerProcess runs cmd/broker as its own process, as in a cluster, so the
-// broker does not share the test process's CPU accounting or garbage
-// collector with the reconcilers.
-type brokerProcess struct {
-	brokers *brokertest.Cluster
-	url     string
-	host    string
+// scaleBrokers are broker processes (cmd/broker), as in a cluster, so the
+// brokers do not share the test process's CPU accounting or garbage
+// collector with the reconcilers. The reconcilers reach them through one
+// endpoint that balances over the ready brokers, as the client Service
+// does.
+type scaleBrokers struct {
+	*brokertest.Cluster
+	n    int
+	url  string
+	host string
 }
 
-func startBrokerProcess() *brokerProcess {
+// startScaleBrokers starts n broker processes forming one cluster (the
+// first three voters of the metadata quorum) and waits until all are ready.
+func startScaleBrokers(n int) *scaleBrokers {
 	GinkgoHelper()
-	brokers, err := brokertest.NewCluster(brokertest.Options{Brokers: 1, Dir: GinkgoT().TempDir(), LogLevel: "warn",
+	c, err := brokertest.NewCluster(brokertest.Options{Brokers: n, Dir: GinkgoT().TempDir(), LogLevel: "warn",
 		Args: func(int) []string { return []string{"--raft-log-level", "off"} }})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(brokers.Close)
-	Expect(brokers.StartAll()).To(Succeed())
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	DeferCleanup(func() { _ = c.Close() })
+	Expect(c.StartAll()).To(Succeed())
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	Expect(brokers.WaitReady(ctx)).To(Succeed())
-	url := brokers.Endpoint(0)
-	return &brokerProcess{brokers: brokers, url: url, host: strings.TrimPrefix(url, "http://")}
+	Expect(c.WaitReady(wctx)).To(Succeed())
+	url := c.ServiceURL()
+	return &scaleBrokers{Cluster: c, n: n, url: url, host: strings.TrimPrefix(url, "http://")}
 }
 
 // loadSnapshot is the counters at one moment.
@@ -99,12 +105,14 @@ type loadSnapshot struct {
 	cpu map[string]time.Duration
 }
 
-func snapshot(host string, pids map[string]int) loadSnapshot {
+func snapshot(host string, pids map[string][]int) loadSnapshot {
 	s := loadSnapshot{at: time.Now(), reconciles: reconcileCount("topic"), brokerCalls: int64(brokerCalls.count(0, toHost(host))),
 		statusWrites: int64(managerCalls.count(0, statusWrites("topics"))),
 		otherWrites:  int64(managerCalls.count(0, otherWrites("topics"))), cpu: map[string]time.Duration{}}
-	for name, pid := range pids {
-		s.cpu[name] = processCPU(pid)
+	for name, ps := range pids {
+		for _, pid := range ps {
+			s.cpu[name] += processCPU(pid)
+		}
 	}
 	return s
 }
@@ -121,13 +129,16 @@ func (s loadSnapshot) since(before loadSnapshot) loadSnapshot {
 
 func (s loadSnapshot) cpuString() string {
 	var parts []string
-	for _, k := range []string{"operator+spec", "broker", "kube-apiserver", "etcd"} {
+	for _, k := range []string{"operator+spec", "brokers", "kube-apiserver", "etcd"} {
 		if d, ok := s.cpu[k]; ok {
 			parts = append(parts, fmt.Sprintf("%s %.1fs", k, d.Seconds()))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
+
+// brokersCPU is the CPU time of every broker process together.
+func (s loadSnapshot) brokersCPU() time.Duration { return s.cpu["brokers"] }
 
 // processCPU is the user and system CPU time of a process, from
 // /proc/<pid>/stat (in clock ticks of 10 ms).
@@ -170,18 +181,22 @@ func findProcess(parts ...string) int {
 	return 0
 }
 
-// measuredProcesses are the processes whose CPU time the scale spec reports.
-func measuredProcesses(bp *brokerProcess) map[string]int {
-	pids := map[string]int{"operator+spec": os.Getpid(), "broker": bp.brokers.PID(0)}
+// measuredProcesses are the processes whose CPU time the scale spec
+// reports; "brokers" adds up every broker process.
+func measuredProcesses(bs *scaleBrokers) map[string][]int {
+	pids := map[string][]int{"operator+spec": {os.Getpid()}}
+	for i := range bs.n {
+		pids["brokers"] = append(pids["brokers"], bs.PID(i))
+	}
 	cp := testEnv.ControlPlane
 	if cp.APIServer != nil {
 		if pid := findProcess("kube-apiserver", "--secure-port="+cp.APIServer.Port); pid != 0 {
-			pids["kube-apiserver"] = pid
+			pids["kube-apiserver"] = []int{pid}
 		}
 	}
 	if cp.Etcd != nil && cp.Etcd.URL != nil {
 		if pid := findProcess("etcd", cp.Etcd.URL.Host); pid != 0 {
-			pids["etcd"] = pid
+			pids["etcd"] = []int{pid}
 		}
 	}
 	return pids
@@ -252,16 +267,18 @@ func inParallel(n, workers int, f func(i int) error) {
 }
 
 var _ = Describe("Topics at scale", Ordered, func() {
-	var bp *brokerProcess
+	var bp *scaleBrokers
 	n := envInt("KAIRO_SCALE_TOPICS", 1000)
 	idle := envDuration("KAIRO_SCALE_IDLE", 2*time.Minute)
+	brokers := envInt("KAIRO_SCALE_BROKERS", 3)
+	rf := int32(min(brokers, 3))
 
 	BeforeAll(func() {
 		if os.Getenv(scaleTestEnv) == "" {
-			Skip("set " + scaleTestEnv + "=1 to create 1000 Topics against one broker process")
+			Skip("set " + scaleTestEnv + "=1 to create 1000 Topics against three broker processes")
 		}
 		ensureNamespace(scaleNamespace)
-		bp = startBrokerProcess()
+		bp = startScaleBrokers(brokers)
 		createCluster(scaleNamespace, "kairo", bp.url)
 	})
 
@@ -277,6 +294,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 			t := newTopic(names[i], "kairo", func(t *kairov1alpha1.Topic) {
 				t.Namespace = scaleNamespace
 				t.Spec.Partitions = 3
+				t.Spec.Replicas = &rf
 				t.Spec.Config = map[string]string{"retention.ms": "86400000"}
 			})
 			return k8sClient.Create(ctx, t)
@@ -298,8 +316,9 @@ var _ = Describe("Topics at scale", Ordered, func() {
 			ready = snapshot(bp.host, pids)
 		}
 		create := ready.since(start)
+		atReady := topicStatuses()
 
-		logFigure("Scale: %d Topics (3 partitions each) against one broker process, resync %s", n, testResync)
+		logFigure("Scale: %d Topics (3 partitions, %d replicas each) against %d broker processes, resync %s", n, rf, brokers, testResync)
 		logFigure("Scale: created in the API server in %s; all Ready after %s",
 			created.Round(time.Millisecond), allReady.Round(time.Millisecond))
 		logFigure("Scale: mean latency during creation: broker calls %v, API server writes %v",
@@ -310,9 +329,13 @@ var _ = Describe("Topics at scale", Ordered, func() {
 			create.reconciles/float64(n), float64(create.brokerCalls)/float64(n),
 			float64(create.statusWrites)/float64(n), float64(create.otherWrites)/float64(n))
 
+		logFigure("Scale: when all were Ready: %s", statusHealth(atReady))
+
 		By(fmt.Sprintf("leaving the Topics idle for %s", idle))
 		time.Sleep(idle)
 		quiet := snapshot(bp.host, pids).since(ready)
+		afterIdle := topicStatuses()
+		logFigure("Scale: after the idle window: %s; %s", statusHealth(afterIdle), statusChanges(atReady, afterIdle))
 		intervals := idle.Seconds() / testResync.Seconds()
 		logFigure("Scale: idle %s (%.1f resync intervals): %.0f reconciles, %d broker calls, %d status writes, %d other writes",
 			idle, intervals, quiet.reconciles, quiet.brokerCalls, quiet.statusWrites, quiet.otherWrites)
@@ -343,8 +366,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 		gone := snapshot(bp.host, pids).since(del)
 		logFigure("Scale: all %d Topics deleted, with their topics on the broker, after %s (%d broker calls; CPU %s)",
 			n, gone.at.Sub(del.at).Round(time.Millisecond), gone.brokerCalls, gone.cpuString())
-		direct, err := brokerclient.New(bp.url)
-		Expect(err).NotTo(HaveOccurred())
+		direct := bp.ServiceClient()
 		left, err := direct.ListTopics(ctx, false)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(strings.Join(left, ",")).NotTo(ContainSubstring("load-"))
@@ -354,11 +376,11 @@ var _ = Describe("Topics at scale", Ordered, func() {
 		base := snapshot(bp.host, pids)
 		inParallel(n, 16, func(i int) error {
 			_, err := direct.CreateTopic(ctx, api.CreateTopicRequest{Name: fmt.Sprintf("base-%04d", i),
-				Partitions: 3, Config: map[string]string{"retention.ms": "86400000"}})
+				Partitions: 3, ReplicationFactor: int16(rf), Config: map[string]string{"retention.ms": "86400000"}})
 			return err
 		})
 		alone := snapshot(bp.host, pids).since(base)
-		logFigure("Scale: the broker alone creates the same %d topics from 16 clients in %s (broker CPU %.1fs)",
-			n, alone.at.Sub(base.at).Round(time.Millisecond), alone.cpu["broker"].Seconds())
+		logFigure("Scale: the brokers alone create the same %d topics from 16 clients in %s (brokers' CPU %.1fs)",
+			n, alone.at.Sub(base.at).Round(time.Millisecond), alone.brokersCPU().Seconds())
 	})
 })
