@@ -34,6 +34,8 @@ type fakeBrokers struct {
 	groups map[string]*api.GroupDescription
 	// fail makes the call of that name ("CreateTopic") return the error.
 	fail map[string]error
+	// failTimes, when set for a call, limits fail to its first so many calls.
+	failTimes map[string]int
 	// reassign makes a replication-factor change leave replicas moving.
 	reassign bool
 	// calls are the calls made, as "CreateTopic orders".
@@ -43,7 +45,7 @@ type fakeBrokers struct {
 
 func newFakeBrokers() *fakeBrokers {
 	return &fakeBrokers{topics: map[string]*api.TopicDescription{},
-		groups: map[string]*api.GroupDescription{}, fail: map[string]error{}}
+		groups: map[string]*api.GroupDescription{}, fail: map[string]error{}, failTimes: map[string]int{}}
 }
 
 // withTopic adds a topic of this id, partitions and replicas (leaders and
@@ -63,6 +65,12 @@ func (f *fakeBrokers) withGroup(g api.GroupDescription) *fakeBrokers {
 
 func (f *fakeBrokers) call(op, name string) error {
 	f.calls = append(f.calls, op+" "+name)
+	if n, limited := f.failTimes[op]; limited {
+		if n == 0 {
+			return nil
+		}
+		f.failTimes[op] = n - 1
+	}
 	return f.fail[op]
 }
 

@@ -57,6 +57,16 @@ const (
 	clusterRetryMax  = time.Minute
 )
 
+// A topic just created through one broker may not be visible yet on the
+// broker the next call reaches (the client Service balances over them):
+// the Topic pass asks again after createdVisiblePoll, doubling, while the
+// waits add up to at most createdVisibleWait, before it gives up and
+// retries the whole pass. Variables so that tests can shorten them.
+var (
+	createdVisiblePoll = 50 * time.Millisecond
+	createdVisibleWait = 2 * time.Second
+)
+
 // pendingPoll bounds how long a Topic or ConsumerGroup waiting on the
 // brokers (a reassignment, a group that must empty) goes unobserved.
 const pendingPoll = 10 * time.Second

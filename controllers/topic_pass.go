@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,6 +143,9 @@ func (p *topicPass) ensureExists(ctx context.Context) (
 		}
 	}
 	desc, derr := p.bc.DescribeTopic(ctx, p.name)
+	if action == ReasonCreated {
+		desc, derr = p.describeCreated(ctx, desc, derr)
+	}
 	if api.IsCode(derr, api.CodeUnknownTopic) && p.status.TopicID == "" && action == "" {
 		// The incompatible topic is gone: create the spec's own.
 		_, cerr := p.bc.CreateTopic(ctx, p.createRequest())
@@ -179,6 +183,25 @@ func (p *topicPass) ensureExists(ctx context.Context) (
 			"Created topic %q with %d partitions and %d replicas (id %s)", p.name, desc.PartitionCount, desc.ReplicationFactor, desc.TopicID)
 	}
 	return desc, action, nil
+}
+
+// describeCreated asks again, within createdVisibleWait, for a topic this
+// pass has just created that the broker answering the describe does not
+// know yet: another broker took the create, and this one has not applied
+// it from the metadata log. Giving up at once would make the next pass
+// find the topic existing and report it adopted rather than created.
+func (p *topicPass) describeCreated(ctx context.Context, desc *api.TopicDescription, derr error) (*api.TopicDescription, error) {
+	waited := time.Duration(0)
+	for wait := createdVisiblePoll; api.IsCode(derr, api.CodeUnknownTopic) && waited+wait <= createdVisibleWait; wait *= 2 {
+		select {
+		case <-ctx.Done():
+			return desc, derr
+		case <-time.After(wait):
+		}
+		waited += wait
+		desc, derr = p.bc.DescribeTopic(ctx, p.name)
+	}
+	return desc, derr
 }
 
 // refusedAdoption reports whether the last pass found an incompatible topic.

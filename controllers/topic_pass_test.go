@@ -21,6 +21,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -32,6 +33,9 @@ import (
 
 func TestTopicPassDecisions(t *testing.T) {
 	const name = "orders"
+	poll, wait := createdVisiblePoll, createdVisibleWait
+	createdVisiblePoll, createdVisibleWait = time.Millisecond, 31*time.Millisecond
+	t.Cleanup(func() { createdVisiblePoll, createdVisibleWait = poll, wait })
 	spec := func(change func(*kairov1alpha1.TopicSpec)) kairov1alpha1.TopicSpec {
 		s := kairov1alpha1.TopicSpec{ClusterRef: kairov1alpha1.ClusterReference{Name: "kairo"}, Partitions: 3,
 			Config: map[string]string{"retention.ms": "3600000"}}
@@ -280,6 +284,21 @@ func TestTopicPassDecisions(t *testing.T) {
 			wantID: "id-7",
 		},
 		{
+			name: "a topic created through one broker and not visible yet on the next is described again, and is Created",
+			spec: spec(nil),
+			brokers: func() *fakeBrokers {
+				f := newFakeBrokers()
+				f.fail["DescribeTopic"] = api.Errorf(api.CodeUnknownTopic, "topic %q does not exist", name)
+				f.failTimes["DescribeTopic"] = 2
+				return f
+			}(),
+			calls: []string{"CreateTopic orders", "DescribeTopic orders", "DescribeTopic orders", "DescribeTopic orders"},
+			want: passOutcome{ready: "True Created", message: `Topic "orders" has 3 partitions with 1 replicas`,
+				events: []string{`Normal TopicCreated Created topic "orders" with 3 partitions and 1 replicas (id id-1)`},
+				next:   "resync"},
+			wantID: "id-1",
+		},
+		{
 			name: "a topic not visible yet after its creation is looked at again",
 			spec: spec(nil),
 			brokers: func() *fakeBrokers {
@@ -287,8 +306,10 @@ func TestTopicPassDecisions(t *testing.T) {
 				f.fail["DescribeTopic"] = api.Errorf(api.CodeUnknownTopic, "topic %q does not exist", name)
 				return f
 			}(),
-			calls: []string{"CreateTopic orders", "DescribeTopic orders"},
-			want:  passOutcome{events: []string{}, next: "retry"},
+			// Asked again after 1, 2, 4, 8 and 16 ms (createdVisibleWait 31 ms).
+			calls: []string{"CreateTopic orders", "DescribeTopic orders", "DescribeTopic orders", "DescribeTopic orders",
+				"DescribeTopic orders", "DescribeTopic orders", "DescribeTopic orders"},
+			want: passOutcome{events: []string{}, next: "retry"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
