@@ -55,6 +55,8 @@ type topicPass struct {
 	*topicObjectPass
 	topic *kairov1alpha1.Topic
 	bc    topicBrokers
+	// created: this pass created the topic, so it holds no records yet.
+	created bool
 }
 
 func newTopicPass(p *topicObjectPass, bc topicBrokers) *topicPass {
@@ -70,11 +72,15 @@ func (p *topicPass) ensure(ctx context.Context) (ctrl.Result, error) {
 	if stop != nil {
 		return stop.res, stop.err
 	}
+	p.created = action == ReasonCreated
 	if desc.TopicID != p.status.TopicID && action == "" {
 		if stop := p.adopt(desc); stop != nil {
 			return stop.res, stop.err
 		}
 		action = ReasonAdopted
+	}
+	if desc.TopicID != p.status.TopicID {
+		p.status.PartitionStatuses = nil // another topic's offsets
 	}
 	p.status.TopicID = desc.TopicID
 
@@ -344,9 +350,18 @@ func reassigning(desc *api.TopicDescription) bool {
 	return false
 }
 
-// observe copies what the brokers report into the status.
+// observe copies what the brokers report into the status. A partition
+// whose offsets the brokers did not report (-1: its leader has not opened
+// the replica of a topic created a moment ago, or did not answer in time)
+// keeps the high watermark last observed, and starts at 0 in a topic this
+// pass created: writing "unknown" would change the status now and again
+// at the next resync, when the value is known and the same as before.
 func (p *topicPass) observe(desc *api.TopicDescription) {
 	st := &p.status
+	lastHW := map[int32]int64{}
+	for _, ps := range st.PartitionStatuses {
+		lastHW[ps.Partition] = ps.HighWatermark
+	}
 	st.TopicID = desc.TopicID
 	st.Partitions = desc.PartitionCount
 	st.Replicas = int32(desc.ReplicationFactor)
@@ -360,8 +375,14 @@ func (p *topicPass) observe(desc *api.TopicDescription) {
 			st.OfflinePartitions++
 		}
 		if len(parts) < maxPartitionStatuses {
+			hw := pd.HighWatermark
+			if last, seen := lastHW[pd.Partition]; hw < 0 && seen && last >= 0 {
+				hw = last
+			} else if hw < 0 && p.created {
+				hw = 0
+			}
 			parts = append(parts, kairov1alpha1.PartitionStatus{Partition: pd.Partition, Leader: pd.Leader,
-				Replicas: pd.Replicas, ISR: pd.ISR, HighWatermark: pd.HighWatermark})
+				Replicas: pd.Replicas, ISR: pd.ISR, HighWatermark: hw})
 		}
 	}
 	slices.SortFunc(parts, func(a, b kairov1alpha1.PartitionStatus) int { return int(a.Partition - b.Partition) })
