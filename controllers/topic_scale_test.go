@@ -73,14 +73,17 @@ type scaleBrokers struct {
 	n    int
 	url  string
 	host string
+	// debug are the brokers' --debug-listen addresses (KAIRO_SCALE_PROFILE).
+	debug []string
 }
 
 // startScaleBrokers starts n broker processes forming one cluster (the
 // first three voters of the metadata quorum) and waits until all are ready.
 func startScaleBrokers(n int) *scaleBrokers {
 	GinkgoHelper()
+	profiling := os.Getenv(scaleProfileEnv) != ""
 	c, err := brokertest.NewCluster(brokertest.Options{Brokers: n, Dir: GinkgoT().TempDir(), LogLevel: "warn",
-		Args: func(int) []string { return []string{"--raft-log-level", "off"} }})
+		Debug: profiling, Args: func(int) []string { return []string{"--raft-log-level", "off"} }})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { _ = c.Close() })
 	Expect(c.StartAll()).To(Succeed())
@@ -88,7 +91,13 @@ func startScaleBrokers(n int) *scaleBrokers {
 	defer cancel()
 	Expect(c.WaitReady(wctx)).To(Succeed())
 	url := c.ServiceURL()
-	return &scaleBrokers{Cluster: c, n: n, url: url, host: strings.TrimPrefix(url, "http://")}
+	bs := &scaleBrokers{Cluster: c, n: n, url: url, host: strings.TrimPrefix(url, "http://")}
+	if profiling {
+		for i := range n {
+			bs.debug = append(bs.debug, c.DebugAddress(i))
+		}
+	}
+	return bs
 }
 
 // loadSnapshot is the counters at one moment.
@@ -290,6 +299,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 		pids := measuredProcesses(bp)
 		loadBefore := loadAverage()
 		start := snapshot(bp.host, pids)
+		profiled := profileScale(bp.debug, "create", 30*time.Second)
 		inParallel(n, 16, func(i int) error {
 			t := newTopic(names[i], "kairo", func(t *kairov1alpha1.Topic) {
 				t.Namespace = scaleNamespace
@@ -316,6 +326,7 @@ var _ = Describe("Topics at scale", Ordered, func() {
 			ready = snapshot(bp.host, pids)
 		}
 		create := ready.since(start)
+		profiled()
 		atReady := topicStatuses()
 
 		logFigure("Scale: %d Topics (3 partitions, %d replicas each) against %d broker processes, resync %s", n, rf, brokers, testResync)
@@ -336,9 +347,12 @@ var _ = Describe("Topics at scale", Ordered, func() {
 		quiet := snapshot(bp.host, pids).since(ready)
 		afterIdle := topicStatuses()
 		logFigure("Scale: after the idle window: %s; %s", statusHealth(afterIdle), statusChanges(atReady, afterIdle))
-		intervals := idle.Seconds() / testResync.Seconds()
+		// The window is the time since all were Ready: the idle sleep, and
+		// the end of a profile when one is taken.
+		window := quiet.at.Sub(ready.at).Round(time.Second)
+		intervals := window.Seconds() / testResync.Seconds()
 		logFigure("Scale: idle %s (%.1f resync intervals): %.0f reconciles, %d broker calls, %d status writes, %d other writes",
-			idle, intervals, quiet.reconciles, quiet.brokerCalls, quiet.statusWrites, quiet.otherWrites)
+			window, intervals, quiet.reconciles, quiet.brokerCalls, quiet.statusWrites, quiet.otherWrites)
 		logFigure("Scale: CPU time while idle: %s", quiet.cpuString())
 		logFigure("Scale: idle per Topic: %.2f reconciles, %.2f broker calls (%.2f per resync interval), %.2f status writes",
 			quiet.reconciles/float64(n), float64(quiet.brokerCalls)/float64(n),
