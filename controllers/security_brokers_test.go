@@ -241,7 +241,9 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		newTopic(kc, "orders")
 
 		By("a SCRAM user with Read on orders")
-		reader := newUser(kc, "reader", kairov1alpha1.UserAuthenticationSCRAM, topicACL("orders", "Read"))
+		billing := kairov1alpha1.ACLRule{Resource: kairov1alpha1.ACLResource{Type: "group", Name: "billing"},
+			Operations: []kairov1alpha1.ACLOperation{"Read"}}
+		reader := newUser(kc, "reader", kairov1alpha1.UserAuthenticationSCRAM, topicACL("orders", "Read"), billing)
 		expectApplied(reader)
 		s := secretOf(ns, "reader")(Default)
 		password := string(s.Data[UserPasswordKey])
@@ -263,7 +265,10 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		}
 		Expect(json.Unmarshal(r.body, &view)).To(Succeed())
 		Expect(view.SCRAM.Salt).To(Equal(cred.Salt))
-		Expect(view.ACLs).To(ConsistOf(HaveField("Operations", ConsistOf(auth.OpRead))))
+		Expect(view.ACLs).To(ConsistOf(
+			SatisfyAll(HaveField("Resource", auth.ResourceTopic), HaveField("Operations", ConsistOf(auth.OpRead))),
+			SatisfyAll(HaveField("Resource", auth.ResourceGroup), HaveField("Name", "billing"), HaveField("Pattern", auth.PatternLiteral),
+				HaveField("Permission", auth.Allow), HaveField("Host", auth.Wildcard))))
 
 		By("no credentials, or a wrong password: 401 with a Basic challenge")
 		r = broker.anonymous(http.MethodGet, fetchPath("orders"), nil)
@@ -278,6 +283,20 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		r = broker.withPassword("reader", password, http.MethodPost, "/produce", produce("orders"))
 		Expect(r.status).To(Equal(http.StatusForbidden), string(r.body))
 		Expect(r.code).To(Equal("TOPIC_AUTHORIZATION_FAILED"))
+
+		By("the ConsumerGroup controller observing the reader's commit with authorization on")
+		cg := &kairov1alpha1.ConsumerGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "billing"},
+			Spec: kairov1alpha1.ConsumerGroupSpec{ClusterRef: kairov1alpha1.ClusterReference{Name: kc.Name}, Topics: []string{"orders"}}}
+		Expect(k8sClient.Create(ctx, cg)).To(Succeed())
+		Expect(broker.asOperator(http.MethodPost, "/produce", produce("orders")).status).To(Equal(http.StatusOK))
+		r = broker.withPassword("reader", password, http.MethodPost, "/offsets/commit",
+			map[string]any{"group": "billing", "topic": "orders", "partition": 0, "offset": 1})
+		Expect(r.status).To(Equal(http.StatusOK), string(r.body))
+		Eventually(func(g Gomega) {
+			got := get(cg)
+			g.Expect(condition(got.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(got.Status.Offsets).To(ContainElement(SatisfyAll(HaveField("Topic", "orders"), HaveField("CommittedOffset", int64(1)))))
+		}).WithTimeout(60*time.Second).Should(Succeed(), "the ConsumerGroup controller works with authorization on")
 
 		By("nothing written to the brokers while nothing changes")
 		puts := broker.putUserCalls()
