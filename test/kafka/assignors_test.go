@@ -179,8 +179,9 @@ func assignedPartitions(tps []api.TopicPartitions) []int32 {
 }
 
 // TestLeaderAssignmentSurvivesFailover drives the classic protocol with
-// raw requests, as a client with its own assignor does: two members join,
-// the follower's SyncGroup waits until the leader's arrives and then gets
+// raw requests, as a client with its own assignor does: two members join
+// (a third that shares no protocol with them, or one over HTTP, is
+// refused with INCONSISTENT_GROUP_PROTOCOL), the follower's SyncGroup waits until the leader's arrives and then gets
 // the bytes the leader gave it, a member missing from the leader's
 // assignment would get none, and after the coordinator's broker is killed
 // (kill -9) the new coordinator, which replayed the group's journal, has
@@ -277,6 +278,20 @@ func TestLeaderAssignmentSurvivesFailover(t *testing.T) {
 		if !bytes.Equal(m.ProtocolMetadata, meta.AppendTo(nil)) {
 			t.Fatalf("the leader got member %s's metadata %v, it sent %v", m.MemberID, m.ProtocolMetadata, meta.AppendTo(nil))
 		}
+	}
+
+	// A member that shares no protocol with them is refused, over Kafka
+	// and over HTTP, and the generation stays as it is.
+	stranger := kmsg.NewPtrJoinGroupRequest()
+	stranger.Group, stranger.ProtocolType, stranger.SessionTimeoutMillis = group, "consumer", 60000
+	sp := kmsg.NewJoinGroupRequestProtocol()
+	sp.Name, sp.Metadata = "sticky", meta.AppendTo(nil)
+	stranger.Protocols = append(stranger.Protocols, sp)
+	if resp := rawRoundTrip(t, coordAddr, stranger).(*kmsg.JoinGroupResponse); resp.ErrorCode != kerr.InconsistentGroupProtocol.Code {
+		t.Fatalf("a join with protocol sticky alone: %+v, want INCONSISTENT_GROUP_PROTOCOL", resp)
+	}
+	if _, err := c.Client(1).JoinGroup(ctx, api.JoinGroupRequest{Group: group, Topics: []string{topic}}); !api.IsCode(err, api.CodeInconsistentGroupProtocol) {
+		t.Fatalf("an HTTP join into the Kafka group: %v, want 409 INCONSISTENT_GROUP_PROTOCOL", err)
 	}
 
 	// The follower syncs first and waits for the leader's assignment.
