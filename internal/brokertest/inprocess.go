@@ -15,6 +15,7 @@ import (
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/broker/core"
 	"github.com/kairolog/kairolog/broker/httpapi"
+	"github.com/kairolog/kairolog/broker/kafka"
 	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/internal/heldport"
 )
@@ -29,17 +30,21 @@ type InProcessOptions struct {
 }
 
 // InProcessBroker is a broker running in the test's own process: the core,
-// its client API and its peer listener, on loopback ports held from the
-// moment they were picked (heldport).
+// its client API, its Kafka listener and its peer listener, on loopback
+// ports held from the moment they were picked (heldport).
 type InProcessBroker struct {
 	ID int32
 	// Core is the broker itself, for a test that looks inside.
 	Core *core.Broker
 	// Address is the client API's "127.0.0.1:port"; URL is "http://" and it.
 	Address, URL string
+	// KafkaAddress is the Kafka listener's "127.0.0.1:port", for Kafka's
+	// own clients.
+	KafkaAddress string
 	DataDir      string
 
 	srv, peerSrv *http.Server
+	kafka        *kafka.Server
 	cancel       context.CancelFunc
 	runDone      chan struct{}
 	stopOnce     sync.Once
@@ -55,9 +60,9 @@ func StartInProcess(t heldport.TB, opts InProcessOptions) []*InProcessBroker {
 		settings = *opts.Settings
 	}
 	var voters []cluster.Voter
-	addrs := make([][3]string, n) // client API, peer, raft
+	addrs := make([][4]string, n) // client API, peer, raft, Kafka
 	for i := range n {
-		addrs[i] = [3]string{heldport.Reserve(t), heldport.Reserve(t), heldport.Reserve(t)}
+		addrs[i] = [4]string{heldport.Reserve(t), heldport.Reserve(t), heldport.Reserve(t), heldport.Reserve(t)}
 		if n > 1 {
 			voters = append(voters, cluster.Voter{ID: i, Address: addrs[i][2]})
 		}
@@ -99,7 +104,7 @@ func StartInProcess(t heldport.TB, opts InProcessOptions) []*InProcessBroker {
 	return out
 }
 
-func (b *InProcessBroker) start(s config.Settings, addrs [3]string, voters []cluster.Voter, secret peer.Secret, log *slog.Logger) error {
+func (b *InProcessBroker) start(s config.Settings, addrs [4]string, voters []cluster.Voter, secret peer.Secret, log *slog.Logger) error {
 	ln, err := heldport.Listen(addrs[0])
 	if err != nil {
 		return err
@@ -109,20 +114,27 @@ func (b *InProcessBroker) start(s config.Settings, addrs [3]string, voters []clu
 		ln.Close()
 		return err
 	}
+	kafkaLn, err := heldport.Listen(addrs[3])
+	if err != nil {
+		ln.Close()
+		peerLn.Close()
+		return err
+	}
 	raftLn, err := heldport.Listen(addrs[2])
 	if err == nil {
 		b.DataDir, err = os.MkdirTemp("", "kairolog-inprocess-broker-")
 	}
 	if err == nil {
-		b.Address = ln.Addr().String()
+		b.Address, b.KafkaAddress = ln.Addr().String(), kafkaLn.Addr().String()
 		b.URL = "http://" + b.Address
-		b.Core, err = core.New(config.Config{ID: b.ID, DataDir: b.DataDir, HTTPAdvertise: b.Address,
+		b.Core, err = core.New(config.Config{ID: b.ID, DataDir: b.DataDir, HTTPAdvertise: b.Address, KafkaAdvertise: b.KafkaAddress,
 			PeerAdvertise: peerLn.Addr().String(), PeerSecret: secret, RaftListener: raftLn, InitialVoters: voters,
 			Settings: s, Logger: log, RaftLogOutput: io.Discard, RaftLogLevel: "off"})
 	}
 	if err != nil {
 		ln.Close()
 		peerLn.Close()
+		kafkaLn.Close()
 		if raftLn != nil {
 			raftLn.Close() // closing it twice, after core.New did, is harmless
 		}
@@ -134,8 +146,11 @@ func (b *InProcessBroker) start(s config.Settings, addrs [3]string, voters []clu
 	public := httpapi.New(b.Core, httpapi.Options{Logger: log, MaxBodyBytes: s.MaxRequestBytes})
 	b.srv = &http.Server{Handler: public, ReadHeaderTimeout: 10 * time.Second}
 	b.peerSrv = &http.Server{Handler: b.Core.PeerHandler(), ReadHeaderTimeout: 10 * time.Second}
+	b.kafka = kafka.New(kafka.Options{Logger: log, Core: b.Core, Mode: kafka.Direct, Advertised: b.KafkaAddress,
+		RequestContext: core.Local, NodeID: b.ID, ClusterID: b.Core.ClusterID})
 	go func() { _ = b.srv.Serve(ln) }()
 	go func() { _ = b.peerSrv.Serve(peerLn) }()
+	go func() { _ = b.kafka.Serve(kafkaLn) }()
 	var ctx context.Context
 	ctx, b.cancel = context.WithCancel(context.Background())
 	go func() { _ = b.Core.Run(ctx); close(b.runDone) }()
@@ -163,6 +178,7 @@ func (b *InProcessBroker) Stop() {
 		_ = b.Core.ControlledShutdown(ctx)
 		_ = b.srv.Close()
 		_ = b.peerSrv.Close()
+		_ = b.kafka.Close()
 		b.cancel()
 		_ = b.Core.Close()
 		<-b.runDone
