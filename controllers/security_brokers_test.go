@@ -351,8 +351,8 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		Expect(r.status).To(Equal(http.StatusForbidden), "a deleted certificate user has no ACLs left: %s", r.body)
 	})
 
-	It("rolls a running cluster onto HTTP TLS one broker at a time; producers lose nothing acknowledged", func() {
-		kc, broker, brokers := secureBrokers(ns, "rolling", 3, nil, map[string]string{"min.insync.replicas": "2"})
+	It("rolls a running cluster onto HTTP TLS and off again one broker at a time; producers lose nothing acknowledged", func() {
+		kc, _, brokers := secureBrokers(ns, "rolling", 3, nil, map[string]string{"min.insync.replicas": "2"})
 		key := client.ObjectKeyFromObject(kc)
 		Eventually(func(g Gomega) {
 			g.Expect(condition(getCluster(key).Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
@@ -363,81 +363,106 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(condition(get(t).Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		}).WithTimeout(60 * time.Second).Should(Succeed())
-		before := clusterPods(kc)
 
-		By("two acks=all producers over the three brokers in turn, one on http://, one on https://")
 		roots := x509.NewCertPool()
 		Expect(roots.AppendCertsFromPEM(secretOf(ns, resources.CACertSecretName(kc))(Default).Data[resources.CACertKey])).To(BeTrue())
 		var hosts []string
 		for i := 0; i < 3; i++ {
 			hosts = append(hosts, strings.TrimPrefix(brokers.Endpoint(i), "http://"))
 		}
-		plain := startRecordProducer("plain", "http://", hosts, &http.Client{Timeout: 10 * time.Second})
-		secure := startRecordProducer("tls", "https://", hosts, &http.Client{Timeout: 10 * time.Second,
-			Transport: &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots,
-				ServerName: fmt.Sprintf("%s.%s.svc", kc.Name, ns)}}})
-		DeferCleanup(plain.stop)
-		DeferCleanup(secure.stop)
-		Eventually(plain.ackedCount).WithTimeout(10*time.Second).Should(BeNumerically(">", 0), "the plain producer works before the roll")
+		tlsClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			MinVersion: tls.VersionTLS12, RootCAs: roots, ServerName: fmt.Sprintf("%s.%s.svc", kc.Name, ns)}}}
+		var producers []*recordProducer
+
+		// roll turns HTTP TLS on or off under two acks=all producers writing
+		// to the three brokers in turn, one on http://, one on https://,
+		// and waits for every broker to have restarted once, never two
+		// down at once. The producer of the scheme the brokers no longer
+		// (or not yet) speak is refused by every broker afterwards (before).
+		roll := func(on bool) {
+			GinkgoHelper()
+			before := clusterPods(kc)
+			phase := map[bool]string{true: "on", false: "off"}[on]
+			plain := startRecordProducer("plain-"+phase, "http://", hosts, &http.Client{Timeout: 10 * time.Second})
+			secure := startRecordProducer("tls-"+phase, "https://", hosts, tlsClient)
+			producers = append(producers, plain, secure)
+			DeferCleanup(plain.stop)
+			DeferCleanup(secure.stop)
+			old, current := plain, secure
+			if !on {
+				old, current = secure, plain
+			}
+			Eventually(old.ackedCount).WithTimeout(10*time.Second).Should(BeNumerically(">", 0), "the %s producer works before the roll", phase)
+
+			monitor := startPodMonitor(kc, 3, func(id int32) bool { return brokers.Ready(int(id)) })
+			updateCluster(key, func(kc *kairov1alpha1.KairoCluster) {
+				kc.Spec.Security = nil
+				if on {
+					kc.Spec.Security = &kairov1alpha1.SecuritySpec{Listeners: kairov1alpha1.ListenersSecurity{
+						HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}}
+				}
+			})
+			Eventually(func(g Gomega) {
+				pods := clusterPods(kc)
+				g.Expect(pods).To(HaveLen(3))
+				for id, p := range pods {
+					g.Expect(p.UID).NotTo(Equal(before[id].UID))
+					g.Expect(p.Annotations[resources.HTTPTLSAnnotation] == "true").To(Equal(on))
+				}
+				kc := getCluster(key)
+				g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
+				g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			}).WithTimeout(240 * time.Second).WithPolling(time.Second).Should(Succeed())
+			seen := monitor.finish()
+			Expect(seen.maxDown).To(Equal(1), "two brokers were down at once: %s", seen.downAt)
+			Expect(seen.replaced).To(HaveLen(3))
+
+			mark, refused := current.ackedCount(), old.refusedCount()
+			Eventually(current.ackedCount).WithTimeout(10 * time.Second).Should(BeNumerically(">", mark))
+			Eventually(old.refusedCount).WithTimeout(10 * time.Second).Should(BeNumerically(">", refused))
+			plain.stop()
+			secure.stop()
+			logFigure("HTTP TLS turned %s by a rolling restart of 3 brokers: plain producer %d acknowledged, %d refused; TLS producer %d acknowledged, %d refused",
+				phase, len(plain.acked), plain.refusedCount(), len(secure.acked), secure.refusedCount())
+		}
 
 		By("turning HTTP TLS on: the brokers restart one at a time, the operator reaching the mixed cluster")
-		monitor := startPodMonitor(kc, 3, func(id int32) bool { return brokers.Ready(int(id)) })
-		updateCluster(key, func(kc *kairov1alpha1.KairoCluster) {
-			kc.Spec.Security = &kairov1alpha1.SecuritySpec{Listeners: kairov1alpha1.ListenersSecurity{
-				HTTP: &kairov1alpha1.ListenerSecurity{TLS: true}}}
-		})
-		Eventually(func(g Gomega) {
-			pods := clusterPods(kc)
-			g.Expect(pods).To(HaveLen(3))
-			for id, p := range pods {
-				g.Expect(p.UID).NotTo(Equal(before[id].UID))
-				g.Expect(p.Annotations).To(HaveKeyWithValue(resources.HTTPTLSAnnotation, "true"))
-			}
-			kc := getCluster(key)
-			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
-			g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-		}).WithTimeout(240 * time.Second).WithPolling(time.Second).Should(Succeed())
-		seen := monitor.finish()
-		Expect(seen.maxDown).To(Equal(1), "two brokers were down at once: %s", seen.downAt)
-		Expect(seen.replaced).To(HaveLen(3))
-
-		By("after the roll the http:// producer is refused everywhere, the https:// one served")
-		mark := secure.ackedCount()
-		Eventually(secure.ackedCount).WithTimeout(10 * time.Second).Should(BeNumerically(">", mark))
-		plainAfter := plain.refusedCount()
-		Eventually(plain.refusedCount).WithTimeout(10 * time.Second).Should(BeNumerically(">", plainAfter))
-		plain.stop()
-		secure.stop()
+		roll(true)
 		for _, h := range hosts {
 			resp, err := http.Post("http://"+h+"/produce", "application/json", strings.NewReader(`{"topic":"events","message":"x"}`))
 			Expect(err).NotTo(HaveOccurred())
 			resp.Body.Close()
 			Expect(resp.StatusCode).To(Equal(http.StatusBadRequest), "plain HTTP to %s after the roll", h)
 		}
+		By("turning it off again the same way")
+		roll(false)
 
 		By("every acknowledged record in the topic, once")
-		r := broker.asOperator(http.MethodGet, "/fetch?topic=events&partition=0&offset=0&max_records=100000", nil)
-		Expect(r.status).To(Equal(http.StatusOK), string(r.body))
+		resp, err := http.Get("http://" + hosts[0] + "/fetch?topic=events&partition=0&offset=0&max_records=100000")
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
 		var fetched struct {
 			Records []struct {
 				Message string `json:"message"`
 			} `json:"records"`
 		}
-		Expect(json.Unmarshal(r.body, &fetched)).To(Succeed())
+		Expect(json.NewDecoder(resp.Body).Decode(&fetched)).To(Succeed())
 		stored := map[string]int{}
 		for _, rec := range fetched.Records {
 			stored[rec.Message]++
 		}
-		lost := 0
-		for _, p := range []*recordProducer{plain, secure} {
+		acked, lost := 0, 0
+		for _, p := range producers {
 			for _, m := range p.acked {
+				acked++
 				if stored[m] != 1 {
 					lost++
 				}
 			}
 		}
-		logFigure("HTTP TLS turned on by a rolling restart of 3 brokers: plain producer %d acknowledged, %d refused; TLS producer %d acknowledged, %d refused; %d acknowledged records missing or duplicated of %d stored",
-			len(plain.acked), plain.refusedCount(), len(secure.acked), secure.refusedCount(), lost, len(fetched.Records))
+		logFigure("HTTP TLS on and off again by rolling restarts: %d acknowledged records, %d of them missing or duplicated, %d stored",
+			acked, lost, len(fetched.Records))
 		Expect(lost).To(BeZero())
 	})
 
