@@ -382,7 +382,10 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 		roll := func(on bool) {
 			GinkgoHelper()
 			before := clusterPods(kc)
-			phase := map[bool]string{true: "on", false: "off"}[on]
+			phase, wantAnnotation := "off", ""
+			if on {
+				phase, wantAnnotation = "on", "true"
+			}
 			plain := startRecordProducer("plain-"+phase, "http://", hosts, &http.Client{Timeout: 10 * time.Second})
 			secure := startRecordProducer("tls-"+phase, "https://", hosts, tlsClient)
 			producers = append(producers, plain, secure)
@@ -407,7 +410,7 @@ var _ = Describe("Security on real brokers", Ordered, func() {
 				g.Expect(pods).To(HaveLen(3))
 				for id, p := range pods {
 					g.Expect(p.UID).NotTo(Equal(before[id].UID))
-					g.Expect(p.Annotations[resources.HTTPTLSAnnotation] == "true").To(Equal(on))
+					g.Expect(p.Annotations[resources.HTTPTLSAnnotation]).To(Equal(wantAnnotation))
 				}
 				kc := getCluster(key)
 				g.Expect(condition(kc.Status.Conditions, kairov1alpha1.ConditionProgressing)).To(haveCondition(metav1.ConditionFalse, ReasonUpToDate))
