@@ -19,10 +19,12 @@ package controllers
 import (
 	"context"
 	"slices"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/twmb/franz-go/pkg/kgo"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kairov1alpha1 "github.com/kairolog/kairolog/api/v1alpha1"
 )
@@ -112,5 +114,59 @@ var _ = Describe("ConsumerGroup of Kafka consumers", Ordered, func() {
 		for p := range int32(4) {
 			Expect(offsetOf(cg, topic, p).CommittedOffset).To(Equal(int64(3)))
 		}
+	})
+
+	It("applies an offset reset to a group of Kafka consumers once they leave, and the next consumer reads again", func() {
+		bc := brokers[0].client()
+		topic := createBrokerTopic(bc, 2)
+		for p := range int32(2) {
+			produce(bc, topic, p, 5)
+		}
+		name := uniqueName("kafka-replay")
+		createGroup(name, clusterName, func(g *kairov1alpha1.ConsumerGroup) { g.Spec.Topics = []string{topic} })
+
+		consumer := startKafkaConsumer(brokers[0].KafkaAddress, name, topic)
+		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
+			g.Expect(cg.Status.MemberCount).To(Equal(int32(1)))
+			g.Expect(offsetOf(cg, topic, 0).CommittedOffset).To(Equal(int64(5)))
+			g.Expect(offsetOf(cg, topic, 1).CommittedOffset).To(Equal(int64(5)))
+		})
+
+		By("asking for a reset while the Kafka consumer is a member")
+		Expect(updateGroup(name, func(g *kairov1alpha1.ConsumerGroup) {
+			g.Spec.OffsetReset = &kairov1alpha1.OffsetReset{RequestID: "k1", To: kairov1alpha1.ResetToEarliest}
+		})).To(Succeed())
+		eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
+			g.Expect(condition(cg.Status.Conditions, kairov1alpha1.ConditionReady)).To(haveCondition(metav1.ConditionFalse, ReasonOffsetResetPending))
+		})
+
+		By("the consumer leaving the group (kgo sends LeaveGroup on close)")
+		consumer.close()
+		cg := eventuallyGroup(name, func(g Gomega, cg *kairov1alpha1.ConsumerGroup) {
+			g.Expect(cg.Status.LastOffsetReset).NotTo(BeNil())
+		})
+		Expect(cg.Status.LastOffsetReset.RequestID).To(Equal("k1"))
+		Expect(cg.Status.LastOffsetReset.Result).To(Equal(offsetResetApplied))
+		Expect(offsetOf(cg, topic, 0).CommittedOffset).To(BeZero())
+		Expect(offsetOf(cg, topic, 1).CommittedOffset).To(BeZero())
+		Expect(cg.Status.TotalLag).To(Equal(int64(10)))
+
+		By("a new Kafka consumer of the group starting from the reset offsets")
+		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers[0].KafkaAddress), kgo.ConsumerGroup(name),
+			kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.DisableAutoCommit())
+		Expect(err).NotTo(HaveOccurred())
+		defer cl.Close()
+		read := map[int32]int64{}
+		pollCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		for read[0]+read[1] < 10 && pollCtx.Err() == nil {
+			cl.PollFetches(pollCtx).EachRecord(func(r *kgo.Record) {
+				Expect(r.Offset).To(Equal(read[r.Partition]), "partition %d read out of order", r.Partition)
+				read[r.Partition]++
+			})
+		}
+		// Its start position is "end" for a group without commits: reading
+		// all ten means it started at the offsets the reset committed.
+		Expect(read).To(Equal(map[int32]int64{0: 5, 1: 5}))
 	})
 })
