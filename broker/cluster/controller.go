@@ -43,9 +43,10 @@ type controller struct {
 	warned        map[string]bool
 	// planned is the image the image-driven duties (planImage) last
 	// finished on, every proposal they made accepted; plans counts their
-	// passes.
-	planned *metadata.Image
-	plans   atomic.Int64
+	// passes. preferredPlanned is the same for electPreferred.
+	planned          *metadata.Image
+	plans            atomic.Int64
+	preferredPlanned *metadata.Image
 }
 
 func newController(n *Node) *controller {
@@ -277,19 +278,27 @@ func (c *controller) electLeaderless() bool {
 }
 
 // electPreferred moves leadership back to preferred replicas that are in
-// sync, every LeaderRebalanceInterval (Kafka's auto.leader.rebalance).
+// sync, every LeaderRebalanceInterval (Kafka's auto.leader.rebalance),
+// when the image changed since the last pass that finished: on the same
+// image the pass would find the same nothing (see planImage).
 func (c *controller) electPreferred() {
 	every := c.n.cfg.LeaderRebalanceInterval
 	if every < 0 || time.Since(c.lastPreferred) < every {
 		return
 	}
-	c.lastPreferred = time.Now()
-	if tps := c.n.Image().ElectionCandidates(true); len(tps) > 0 {
-		if c.propose(metadata.Command{Type: metadata.CmdElectLeaders,
-			ElectLeaders: &metadata.ElectLeaders{Preferred: true, Partitions: tps}}) {
-			c.n.log.Info("Moved leadership back to preferred replicas", "partitions", len(tps))
-		}
+	img := c.n.Image()
+	if img == c.preferredPlanned {
+		return
 	}
+	c.lastPreferred = time.Now()
+	if tps := img.ElectionCandidates(true); len(tps) > 0 {
+		if !c.propose(metadata.Command{Type: metadata.CmdElectLeaders,
+			ElectLeaders: &metadata.ElectLeaders{Preferred: true, Partitions: tps}}) {
+			return
+		}
+		c.n.log.Info("Moved leadership back to preferred replicas", "partitions", len(tps))
+	}
+	c.preferredPlanned = img
 }
 
 // propose applies cmd and reports whether it succeeded; failures are
