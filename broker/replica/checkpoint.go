@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,6 +92,8 @@ func writeHWCheckpoint(dataDir string, hws map[partitionKey]int64) error {
 // writes are serialised and each reads the hosted set under the lock, so
 // the last write always reflects the latest set: a partition deleted before
 // a write never reappears in the file through a write that started earlier.
+// A checkpoint equal to the last one written is not written again: an idle
+// broker does not rewrite and fsync a line per partition every interval.
 func (m *Manager) checkpointHWs() {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
@@ -98,7 +101,13 @@ func (m *Manager) checkpointHWs() {
 	for _, p := range m.hosted() {
 		hws[partitionKey{p.topic, p.id}] = p.HighWatermark()
 	}
-	if err := writeHWCheckpoint(m.cfg.DataDir, hws); err != nil {
-		m.logger.Warn("Cannot checkpoint high watermarks", "error", err)
+	if m.checkpointed != nil && maps.Equal(hws, m.checkpointed) {
+		return
 	}
+	if err := writeHWCheckpoint(m.cfg.DataDir, hws); err != nil {
+		m.checkpointed = nil // the file may hold anything: write again next time
+		m.logger.Warn("Cannot checkpoint high watermarks", "error", err)
+		return
+	}
+	m.checkpointed = hws
 }

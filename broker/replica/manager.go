@@ -96,8 +96,11 @@ type Manager struct {
 	configs map[partitionKey]map[string]string
 	closed  bool
 
-	// checkpointMu serialises high watermark checkpoint writes.
+	// checkpointMu serialises high watermark checkpoint writes;
+	// checkpointed is what the last one wrote (nil: none yet, or it
+	// failed).
 	checkpointMu sync.Mutex
+	checkpointed map[partitionKey]int64
 
 	// reconciledIndex is the index of the image the latest reconcile
 	// acted on (lease.go).
