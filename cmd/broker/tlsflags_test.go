@@ -17,22 +17,7 @@ import (
 // (required unless --peer-tls says otherwise); a mode without files, a
 // missing file or an unknown mode is a clear error.
 func TestPeerTLSFlags(t *testing.T) {
-	ca, err := pki.NewAuthority("flags", time.Now(), time.Now().Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := ca.Issue(pki.LeafSpec{CommonName: "b", Organization: pki.OrgBroker, Server: true, Client: true}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for name, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	files := []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
-		"--tls-ca-file", filepath.Join(dir, "ca.crt")}
+	files := tlsFileFlags(t)
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -75,22 +60,7 @@ func TestPeerTLSFlags(t *testing.T) {
 // --tls-* files; authentication without TLS, an unknown authentication or
 // --http-tls without files is a clear error; --super-users is a list.
 func TestHTTPSecurityFlags(t *testing.T) {
-	ca, err := pki.NewAuthority("flags", time.Now(), time.Now().Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := ca.Issue(pki.LeafSpec{CommonName: "b", Organization: pki.OrgBroker, Server: true, Client: true}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for name, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	files := []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
-		"--tls-ca-file", filepath.Join(dir, "ca.crt")}
+	files := tlsFileFlags(t)
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -132,22 +102,7 @@ func TestHTTPSecurityFlags(t *testing.T) {
 // clear error naming the flag; --authorization and --super-users apply to
 // both Kafka listeners as to HTTP.
 func TestKafkaSecurityFlags(t *testing.T) {
-	ca, err := pki.NewAuthority("flags", time.Now(), time.Now().Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := ca.Issue(pki.LeafSpec{CommonName: "b", Organization: pki.OrgBroker, Server: true, Client: true}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for name, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	files := []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
-		"--tls-ca-file", filepath.Join(dir, "ca.crt")}
+	files := tlsFileFlags(t)
 	for _, tc := range []struct {
 		name                string
 		args                []string
@@ -188,4 +143,26 @@ func TestKafkaSecurityFlags(t *testing.T) {
 			t.Errorf("%s: authorization %+v %+v", tc.name, sec.kafka, sec.gateway)
 		}
 	}
+}
+
+// tlsFileFlags writes a broker certificate, its key and its CA into a
+// temporary directory and returns the --tls-* flags naming them.
+func tlsFileFlags(t *testing.T) []string {
+	t.Helper()
+	ca, err := pki.NewAuthority("flags", time.Now(), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue(pki.LeafSpec{CommonName: "b", Organization: pki.OrgBroker, Server: true, Client: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"),
+		"--tls-ca-file", filepath.Join(dir, "ca.crt")}
 }
