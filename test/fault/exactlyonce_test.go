@@ -35,17 +35,9 @@ func TestExactlyOnceThroughKills(t *testing.T) {
 	}
 	rounds, controllerRounds := envInt(t, "FAULT_ROUNDS", 6), envInt(t, "FAULT_CONTROLLER_ROUNDS", 2)
 	procs := newCluster(t, 3, "offsets.topic.num.partitions=1\n")
-	for _, p := range procs {
-		p.start(t)
-	}
-	for _, p := range procs {
-		p.waitReady(t, time.Minute)
-	}
+	startAll(t, procs)
 	ctx := context.Background()
-	if _, err := procs[0].client.CreateTopic(ctx, api.CreateTopicRequest{Name: exactlyTopic, Partitions: 2, ReplicationFactor: 3,
-		Config: map[string]string{"min.insync.replicas": "2"}}); err != nil {
-		t.Fatal(err)
-	}
+	createReplicatedTopic(t, procs, exactlyTopic, 2)
 	waitAllInSync(t, procs, exactlyTopic, time.Minute)
 	// The producers ask any broker about the topic.
 	eventually(t, 10*time.Second, "every broker to know the topic", func() bool {

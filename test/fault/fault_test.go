@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -33,17 +32,9 @@ func TestKillLeaderLoop(t *testing.T) {
 	// Every timeout is the broker's default; fewer offsets partitions only
 	// make the start quicker.
 	procs := newCluster(t, 3, "offsets.topic.num.partitions=3\n")
-	for _, p := range procs {
-		p.start(t)
-	}
-	for _, p := range procs {
-		p.waitReady(t, time.Minute)
-	}
+	startAll(t, procs)
 	ctx := context.Background()
-	if _, err := procs[0].client.CreateTopic(ctx, api.CreateTopicRequest{Name: topic, Partitions: 1, ReplicationFactor: 3,
-		Config: map[string]string{"min.insync.replicas": "2"}}); err != nil {
-		t.Fatal(err)
-	}
+	createReplicatedTopic(t, procs, topic, 1)
 	waitInSync(t, procs)
 
 	w := newWorkload(procs, topic, group)

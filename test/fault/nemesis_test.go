@@ -57,12 +57,7 @@ func TestNemesis(t *testing.T) {
 	}
 	seconds := envInt(t, "NEMESIS_SECONDS", 90)
 	procs := newCluster(t, 3, "offsets.topic.num.partitions=1\nlog.retention.check.interval.ms=1000\n")
-	for _, p := range procs {
-		p.start(t)
-	}
-	for _, p := range procs {
-		p.waitReady(t, time.Minute)
-	}
+	startAll(t, procs)
 	ctx := context.Background()
 	for _, spec := range []api.CreateTopicRequest{
 		{Name: mainTopic, Partitions: mainPartitions, ReplicationFactor: 3, Config: map[string]string{"min.insync.replicas": "2"}},

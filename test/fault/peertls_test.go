@@ -15,7 +15,6 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/internal/pki"
 )
 
@@ -80,10 +79,7 @@ func TestPeerTLSRollingChange(t *testing.T) {
 		p.waitReady(t, time.Minute)
 	}
 	ctx := context.Background()
-	if _, err := procs[0].client.CreateTopic(ctx, api.CreateTopicRequest{Name: topic, Partitions: 1, ReplicationFactor: 3,
-		Config: map[string]string{"min.insync.replicas": "2"}}); err != nil {
-		t.Fatal(err)
-	}
+	createReplicatedTopic(t, procs, topic, 1)
 	waitInSync(t, procs)
 	w := newWorkload(procs, topic, group)
 	w.start(3)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 	"github.com/kairolog/kairolog/internal/brokertest"
 )
@@ -136,4 +137,25 @@ func tailLog(t *testing.T, p *brokerProc) {
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	t.Logf("---- last lines of broker %d's log (%s):\n%s", p.id, logPath, strings.Join(lines[max(0, len(lines)-60):], "\n"))
+}
+
+// startAll starts every broker and waits until each is ready.
+func startAll(t *testing.T, procs []*brokerProc) {
+	t.Helper()
+	for _, p := range procs {
+		p.start(t)
+	}
+	for _, p := range procs {
+		p.waitReady(t, time.Minute)
+	}
+}
+
+// createReplicatedTopic creates a topic on all three brokers that
+// acknowledges acks=all writes only with two replicas in sync.
+func createReplicatedTopic(t *testing.T, procs []*brokerProc, name string, partitions int32) {
+	t.Helper()
+	if _, err := procs[0].client.CreateTopic(context.Background(), api.CreateTopicRequest{Name: name, Partitions: partitions,
+		ReplicationFactor: 3, Config: map[string]string{"min.insync.replicas": "2"}}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -28,12 +28,7 @@ func TestRecreateTopicWhileAway(t *testing.T) {
 		t.Skip("builds the broker and runs three processes")
 	}
 	procs := newCluster(t, 3, "offsets.topic.num.partitions=1\n")
-	for _, p := range procs {
-		p.start(t)
-	}
-	for _, p := range procs {
-		p.waitReady(t, time.Minute)
-	}
+	startAll(t, procs)
 	cases := []struct {
 		name string
 		// leader: the away broker leads the partition (else a follower
