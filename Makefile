@@ -77,7 +77,7 @@ lint-fix: ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: manifests generate fmt vet k8s-binaries build images kafkajs ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
+test: manifests generate fmt vet k8s-binaries build images kafkajs kcat ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
 	go test ./... -timeout 30m
 
 .PHONY: test-unit
@@ -85,7 +85,7 @@ test-unit: ## Run the tests that need no API server and start no process or brok
 	go test -short ./... -timeout 10m
 
 .PHONY: test-e2e
-test-e2e: build images k8s-binaries helm ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
+test-e2e: build images k8s-binaries helm kcat ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
 	KAIRO_E2E=1 go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v -ginkgo.no-color
 
 ##@ Build
@@ -122,6 +122,10 @@ test-demo: k8s-binaries helm ## Run only the demo's test: the demo twice, non-in
 	go test ./cmd/kairo-local -run 'TestDemo$$' -count=1 -v -timeout 15m
 
 ##@ Dependencies
+
+.PHONY: kcat
+kcat: ## Install kcat (librdkafka), the Kafka client test/kafka and the e2e suite run, from Debian's packages when it is missing.
+	@command -v kcat >/dev/null || { apt-get update && apt-get install -y kcat; }
 
 .PHONY: kafkajs
 kafkajs: ## Install the kafkajs test client that test/kafka runs under node (pinned by test/kafka/kafkajs/package-lock.json), once.
