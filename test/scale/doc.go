@@ -16,7 +16,7 @@
 // KAIRO_BENCH_BROKERS measures broker binaries side by side in one run,
 // alternating: "name=path,name=path" (default: this tree's cmd/broker,
 // built once). KAIRO_BENCH_ROUNDS (default 1) repeats each comparison;
-// KAIRO_BENCH_PARTITIONS (default "300,3000") sets the partition counts,
+// KAIRO_BENCH_PARTITIONS (default "300,3000"; multiples of 3) sets the partition counts,
 // KAIRO_BENCH_IDLE (default 30s) the measuring window. With
 // KAIRO_BENCH_PROFILE set to a directory, every broker's CPU profile over
 // the window is written there (go tool pprof reads it); the profiler's

@@ -21,8 +21,9 @@ func BenchmarkIdleCost(b *testing.B) {
 	var counts []int
 	for _, s := range strings.Split(envOr("KAIRO_BENCH_PARTITIONS", "300,3000"), ",") {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 3 {
-			b.Fatalf("KAIRO_BENCH_PARTITIONS: %q", s)
+		if err != nil || n < 3 || n%3 != 0 {
+			// The cluster holds n/3 topics of 3 partitions each.
+			b.Fatalf("KAIRO_BENCH_PARTITIONS: %q is not a multiple of 3", s)
 		}
 		counts = append(counts, n)
 	}
