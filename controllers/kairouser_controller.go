@@ -86,6 +86,9 @@ type KairoUserReconciler struct {
 	ResyncInterval time.Duration
 	// Now is the clock certificates are issued by; nil is time.Now.
 	Now func() time.Time
+	// Namespaces limits the watch of supplied password Secrets to the
+	// namespaces the manager watches; empty is every namespace.
+	Namespaces []string
 }
 
 // +kubebuilder:rbac:groups=kairolog.io,resources=kairousers,verbs=get;list;watch;update;patch
@@ -416,11 +419,15 @@ func equalStatus(a, b kairov1alpha1.KairoUserStatus) bool {
 }
 
 // SetupWithManager registers the reconciler: a KairoUser's spec changes,
-// its Secret, its cluster's CA Secrets (a renewal reissues client
-// certificates) and its cluster's spec changes (a new cluster, security
-// turned on) wake it.
+// its Secret, the password Secret it names, its cluster's CA Secrets (a
+// renewal reissues client certificates) and its cluster's spec changes (a
+// new cluster, security turned on) wake it.
 func (r *KairoUserReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Recorder = eventRecorder(mgr, r.Recorder, "kairouser")
+	passwords, err := r.passwordSecretSource(mgr)
+	if err != nil {
+		return err
+	}
 	usersOfCluster := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 		cluster := obj.GetLabels()[resources.LabelInstance]
 		if cluster == "" || obj.GetLabels()[kairov1alpha1.UserLabel] != "" {
@@ -443,6 +450,7 @@ func (r *KairoUserReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kairov1alpha1.KairoUser{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, usersOfCluster).
+		WatchesRawSource(passwords).
 		Watches(&kairov1alpha1.KairoCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			var users kairov1alpha1.KairoUserList
 			if err := r.List(ctx, &users, client.InNamespace(obj.GetNamespace())); err != nil {

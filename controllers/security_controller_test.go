@@ -36,8 +36,10 @@ import (
 	"github.com/kairolog/kairolog/internal/pki"
 )
 
-// userResync is the KairoUser reconciler's resync in this suite.
-const userResync = 5 * time.Second
+// userResync is the KairoUser reconciler's resync in this suite: long
+// enough that a spec can tell a change a watch brought from one a resync
+// brought.
+const userResync = 20 * time.Second
 
 func init() {
 	reconcilerSetups = append(reconcilerSetups, func(mgr ctrl.Manager) error {

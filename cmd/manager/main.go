@@ -156,6 +156,7 @@ func run(o *options) error {
 		Scheme:         mgr.GetScheme(),
 		Brokers:        brokers,
 		ResyncInterval: o.resyncInterval,
+		Namespaces:     o.namespaces(),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the KairoUser controller: %w", err)
 	}
