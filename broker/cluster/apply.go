@@ -27,7 +27,11 @@ func (n *Node) apply(ctx context.Context, cmd metadata.Command) (uint64, error) 
 		timeout = max(time.Until(d), time.Millisecond)
 	}
 	f := n.raft.Apply(b, timeout)
-	if err := f.Error(); err != nil {
+	err = f.Error()
+	if err == nil {
+		n.announceCommits()
+	}
+	if err != nil {
 		switch {
 		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
 			errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrRaftShutdown):

@@ -135,6 +135,10 @@ type Config struct {
 	Logger        *slog.Logger
 	RaftLogOutput io.Writer
 	RaftLogLevel  string
+
+	// raftCommitTimeout is raft's CommitTimeout (default
+	// raftCommitTimeout; tests set it).
+	raftCommitTimeout time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -148,6 +152,7 @@ func (c *Config) setDefaults() error {
 	def(&c.RaftHeartbeatTimeout, DefaultRaftHeartbeatTimeout)
 	def(&c.RaftElectionTimeout, DefaultRaftElectionTimeout)
 	def(&c.LeaderRebalanceInterval, DefaultLeaderRebalanceInterval)
+	def(&c.raftCommitTimeout, raftCommitTimeout)
 	if c.DefaultMinInsyncReplicas == 0 {
 		c.DefaultMinInsyncReplicas = 1
 	}

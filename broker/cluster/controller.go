@@ -80,6 +80,9 @@ func (c *controller) run() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The barrier committed the earlier terms' entries here; followers
+	// apply them once told.
+	c.n.announceCommits()
 	c.mu.Lock()
 	// Every broker gets a full session from now: heartbeats went to the
 	// previous controller until a moment ago.

@@ -60,6 +60,9 @@ type Node struct {
 	ctl   *controller // non-nil while this node leads
 	// adminMu serialises the controller's plan-then-propose operations.
 	adminMu sync.Mutex
+	// announce asks the announcer to tell followers about new commits
+	// (commit.go).
+	announce chan struct{}
 }
 
 // Start opens the metadata quorum under cfg.DataDir/metadata and joins it:
@@ -85,7 +88,7 @@ func start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger.With("component", "cluster", "broker", cfg.BrokerID), fsm: newFSM(),
-		incarnation: uuid.NewString()}
+		incarnation: uuid.NewString(), announce: make(chan struct{}, 1)}
 	rlog := hclog.New(&hclog.LoggerOptions{Name: fmt.Sprintf("raft-%d", cfg.BrokerID),
 		Level: hclog.LevelFromString(cfg.RaftLogLevel), Output: cfg.RaftLogOutput})
 
@@ -129,10 +132,11 @@ func start(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("start the election of a sole voter: %w", err)
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.watchLeadership()
 	go n.membership()
 	go n.watchStalls()
+	go n.announcer()
 	return n, nil
 }
 
@@ -143,12 +147,15 @@ func start(cfg Config) (*Node, error) {
 // resolve). The leader steps down after a heartbeat timeout without
 // hearing from a quorum: a shorter lease made leaders step down on busy
 // machines, where a scheduling stall of a few hundred milliseconds is common.
+// Followers learn of commits from the leader's announcements; the commit
+// timeout is only their backstop (commit.go).
 func raftConfig(cfg Config, logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(strconv.Itoa(cfg.BrokerID))
 	rc.HeartbeatTimeout = cfg.RaftHeartbeatTimeout
 	rc.ElectionTimeout = cfg.RaftElectionTimeout
 	rc.LeaderLeaseTimeout = cfg.RaftHeartbeatTimeout
+	rc.CommitTimeout = cfg.raftCommitTimeout
 	rc.SnapshotThreshold = 4096
 	rc.Logger = logger
 	return rc

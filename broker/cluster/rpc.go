@@ -20,8 +20,11 @@ const opPrefix = "controller/"
 const retryWindow = 10 * time.Second
 
 // applied is the reply of every controller operation: the result and the
-// raft index the controller had applied, which the caller waits for so
-// that its own image shows the change it asked for.
+// index of the controller's image after it (the metadata index), which
+// the caller waits for so that its own image shows the change it asked
+// for. Not raft's applied index: that counts entries no image shows (the
+// barriers announcing commits, commit.go), which followers may learn of
+// only much later.
 type applied[Resp any] struct {
 	Index  uint64 `json:"index"`
 	Result Resp   `json:"result"`
@@ -131,7 +134,7 @@ func (o op[Req, Resp]) serve(n *Node) func(ctx context.Context, req Req) (applie
 			if err != nil {
 				return applied[Resp]{}, toWire(err)
 			}
-			return applied[Resp]{Index: n.raft.AppliedIndex(), Result: resp}, nil
+			return applied[Resp]{Index: n.Image().Index, Result: resp}, nil
 		}
 		if peer.IsForwarded(ctx) {
 			return applied[Resp]{}, toWire(fmt.Errorf("%w: broker %d", ErrNotController, n.cfg.BrokerID))
@@ -188,11 +191,13 @@ func (n *Node) ServePeer(m *peer.Mux) {
 	}
 }
 
-// waitApplied waits (briefly) until this broker has applied index, so a
-// caller that forwarded a change sees it in its own image.
+// waitApplied waits (briefly) until this broker's image has reached
+// metadata index index, so a caller that forwarded a change sees it in its
+// own image. (Raft's applied index moves when an entry is handed to the
+// state machine, a moment before the image shows it.)
 func (n *Node) waitApplied(ctx context.Context, index uint64) {
 	deadline := time.Now().Add(3 * time.Second)
-	for n.raft.AppliedIndex() < index && time.Now().Before(deadline) && ctx.Err() == nil {
+	for n.Image().Index < index && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
