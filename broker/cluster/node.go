@@ -303,6 +303,12 @@ func (n *Node) WaitReady(ctx context.Context) error {
 }
 
 // watchLeadership runs the controller while this node is the raft leader.
+// Raft reports every change of its state to the observer after making
+// it, and each report makes this loop look at the current state. A report
+// is dropped only while the channel is full, that is while reports made
+// before it wait to be handled; handling the last of those looks at the
+// state after the dropped change. So no change goes unseen, and no timer
+// needs to wake this loop while the leadership stays where it is.
 func (n *Node) watchLeadership() {
 	defer n.wg.Done()
 	ch := make(chan raft.Observation, 8)
@@ -312,21 +318,19 @@ func (n *Node) watchLeadership() {
 	})
 	n.raft.RegisterObserver(obs)
 	defer n.raft.DeregisterObserver(obs)
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
 	for {
-		// The observer wakes us promptly; the ticker covers a dropped one.
+		// The first pass covers a change made before the observer was
+		// registered (a sole voter elects itself at start).
+		if n.IsController() {
+			n.startController()
+		} else {
+			n.stopController()
+		}
 		select {
 		case <-n.ctx.Done():
 			n.stopController()
 			return
 		case <-ch:
-		case <-t.C:
-		}
-		if n.IsController() {
-			n.startController()
-		} else {
-			n.stopController()
 		}
 	}
 }
