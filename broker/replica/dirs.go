@@ -45,6 +45,7 @@ func (m *Manager) openExisting() error {
 			p.hw = min(max(hw, p.log.LogStartOffset()), p.log.LogEndOffset())
 		}
 	}
+	m.hwChanges.Add(1) // the high watermarks read back
 	return nil
 }
 
@@ -105,6 +106,7 @@ func (m *Manager) openPartition(topic string, partition int32, topicID string, o
 	m.mu.Lock()
 	m.partitions[key] = p
 	m.configs[key] = overrides
+	m.hwChanges.Add(1) // the checkpoint gains a line
 	m.mu.Unlock()
 	return p, nil
 }
@@ -134,6 +136,7 @@ func (m *Manager) removePartitions(keys ...partitionKey) {
 		delete(m.partitions, key)
 		delete(m.configs, key)
 	}
+	m.hwChanges.Add(1) // the checkpoint loses lines
 	m.mu.Unlock()
 	if len(removed) == 0 {
 		return

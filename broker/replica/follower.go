@@ -74,6 +74,7 @@ func (p *partition) appendAsFollower(leader, epoch int32, batches []byte, leader
 	defer p.mu.Unlock()
 	if hw := min(leaderHW, p.log.LogEndOffset()); hw > p.hw {
 		p.hw = hw
+		p.env.hwChanged()
 		p.hwMoved.notify()
 	}
 	return nil
@@ -106,6 +107,7 @@ func (p *partition) truncateTo(leader, epoch int32, offset int64) error {
 	p.mu.Lock()
 	p.hw = min(p.hw, offset)
 	p.mu.Unlock()
+	p.env.hwChanged()
 	return nil
 }
 
@@ -128,5 +130,6 @@ func (p *partition) restartAt(leader, epoch int32, offset int64) error {
 	p.mu.Lock()
 	p.hw = offset
 	p.mu.Unlock()
+	p.env.hwChanged()
 	return nil
 }

@@ -82,6 +82,7 @@ func (p *partition) maybeAdvanceHWLocked() {
 	}
 	if hw > p.hw {
 		p.hw = hw
+		p.env.hwChanged()
 		p.hwMoved.notify()
 		p.ackWaiters.release(hw)
 		p.notifySessionsLocked() // the followers learn the new HW

@@ -98,9 +98,14 @@ type Manager struct {
 
 	// checkpointMu serialises high watermark checkpoint writes;
 	// checkpointed is what the last one wrote (nil: none yet, or it
-	// failed).
-	checkpointMu sync.Mutex
-	checkpointed map[partitionKey]int64
+	// failed), checkpointedChanges the value of hwChanges it started from.
+	checkpointMu        sync.Mutex
+	checkpointed        map[partitionKey]int64
+	checkpointedChanges uint64
+	// hwChanges counts the high watermark moves of hosted partitions and
+	// the changes of the hosted set: while it stands still, the
+	// checkpoint need not look at any partition (checkpoint.go).
+	hwChanges atomic.Uint64
 
 	// reconciledIndex is the index of the image the latest reconcile
 	// acted on (lease.go).
@@ -123,6 +128,9 @@ type Manager struct {
 	// for tests.
 	examinations atomic.Int64
 	entriesBuilt atomic.Int64
+	// hwsGathered counts the partitions checkpoints read a high
+	// watermark from; for tests.
+	hwsGathered atomic.Int64
 }
 
 type partitionKey struct {
@@ -187,6 +195,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		refetch:     m.fetchers.refetch,
 		wentOffline: m.partitionOffline,
 		leaseHeld:   m.leaseHeld,
+		hwChanges:   &m.hwChanges,
 	}
 	if err := m.openExisting(); err != nil {
 		_ = m.closePartitions() // the open error is the one worth returning

@@ -109,6 +109,18 @@ type partitionEnv struct {
 	// leaseHeld reports whether the metadata is known to be current
 	// (lease.go).
 	leaseHeld func() bool
+	// hwChanges counts high watermark moves, for the checkpoint
+	// (Manager.hwChanges); nil counts nothing.
+	hwChanges *atomic.Uint64
+}
+
+// hwChanged tells the checkpoint that a high watermark changed. Callers
+// call it after the change, so a checkpoint that read the counter before
+// it either sees the new value or runs again.
+func (e *partitionEnv) hwChanged() {
+	if e.hwChanges != nil {
+		e.hwChanges.Add(1)
+	}
 }
 
 // partitionCounters are monotonically increasing, read by Stats.
