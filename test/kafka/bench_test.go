@@ -3,13 +3,14 @@ package kafka
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
 // The Kafka-protocol benchmarks: the same kgo client (idempotent, acks=all,
@@ -96,27 +97,7 @@ func benchProduce(b *testing.B, seeds []string, topic string, opts ...kgo.Opt) {
 // produceN produces n records of benchRecordSize bytes with a client of its
 // own, round robin over the partitions, and waits for every acknowledgement.
 func produceN(seeds []string, topic string, n int, opts ...kgo.Opt) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.RoundRobinPartitioner())}, opts...)...)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx := context.Background()
-	value := make([]byte, benchRecordSize)
-	var errOnce sync.Once
-	var firstErr error
-	for i := 0; i < n; i++ {
-		cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				errOnce.Do(func() { firstErr = err })
-			}
-		})
-	}
-	if err := cl.Flush(ctx); err != nil {
-		return err
-	}
-	return firstErr
+	return brokertest.ProduceKafka(seeds, topic, n, benchRecordSize, opts...)
 }
 
 // benchConsume consumes b.N records from the start of the topic, which the

@@ -21,7 +21,7 @@ func BenchmarkCatchUp(b *testing.B) {
 	mb := envInt("KAIRO_BENCH_CATCHUP_MB", 1024)
 	for _, bin := range binaries(b) {
 		b.Run("broker="+bin.name, func(b *testing.B) {
-			bc := startCluster(b, bin, nil)
+			bc := startCluster(b, bin, nil, true)
 			c := bc.Client(0)
 			names := createTopics(b, c, "catchup", topics, perTopic, map[string]string{"min.insync.replicas": "1"})
 			waitInSync(b, c, "catchup-", topics*perTopic, 10*time.Minute)

@@ -73,22 +73,30 @@ type benchCluster struct {
 
 // startCluster starts three brokers of bin with config and waits until
 // they are ready. Each serves Go's pprof profiles on its DebugAddress.
-func startCluster(t testing.TB, bin binary, config map[string]string) *benchCluster {
+// With countPeers, each broker's peer listener is advertised behind a
+// counting proxy (peerRequests); without, the brokers talk directly, as a
+// throughput measurement wants.
+func startCluster(t testing.TB, bin binary, config map[string]string, countPeers bool) *benchCluster {
 	t.Helper()
 	bc := &benchCluster{proxies: make([]*peerProxy, 3)}
-	c, err := brokertest.NewCluster(brokertest.Options{
+	opts := brokertest.Options{
 		Brokers: 3, Binary: bin.path, Dir: t.TempDir(), LogLevel: "warn", Config: config, Debug: true,
-		Args: func(i int) []string {
+	}
+	if countPeers {
+		opts.Args = func(i int) []string {
 			return []string{"--peer-advertised-address", bc.proxies[i].addr}
-		},
-	})
+		}
+	}
+	c, err := brokertest.NewCluster(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bc.Cluster = c
 	t.Cleanup(func() { _ = c.Close() })
-	for i := range 3 {
-		bc.proxies[i] = startPeerProxy(t, c.PeerAddress(i))
+	if countPeers {
+		for i := range 3 {
+			bc.proxies[i] = startPeerProxy(t, c.PeerAddress(i))
+		}
 	}
 	if err := c.StartAll(); err != nil {
 		t.Fatal(err)
@@ -115,6 +123,10 @@ func (bc *benchCluster) cpu() []time.Duration {
 func (bc *benchCluster) peerRequests() []map[string]int64 {
 	out := make([]map[string]int64, 3)
 	for i, p := range bc.proxies {
+		if p == nil {
+			out[i] = map[string]int64{}
+			continue
+		}
 		out[i] = p.counts()
 	}
 	return out
@@ -130,7 +142,7 @@ func (bc *benchCluster) profile(t testing.TB, name string, window time.Duration)
 		return func() {}
 	}
 	var wg sync.WaitGroup
-	for i := range bc.proxies {
+	for i := range 3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -48,7 +48,7 @@ func envOr(name, def string) string {
 }
 
 func measureIdle(b *testing.B, bin binary, partitions int, window time.Duration) {
-	bc := startCluster(b, bin, nil)
+	bc := startCluster(b, bin, nil, true)
 	c := bc.Client(0)
 	start := time.Now()
 	createTopics(b, c, "idle", partitions/3, 3, nil)

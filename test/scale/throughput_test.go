@@ -1,0 +1,218 @@
+package scale
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/internal/brokertest"
+)
+
+// throughputRecordSize is the value size of every throughput scenario, the
+// replicated-cluster section's 200 bytes.
+const throughputRecordSize = 200
+
+// throughputScenario is one produce load, run against a fresh topic.
+type throughputScenario struct {
+	name string
+	// run produces to topic and returns the records per second acknowledged.
+	run func(bc *benchCluster, topic string) (rate float64, err error)
+}
+
+// throughputScenarios are the loads of BenchmarkThroughput, acks=all
+// beside acks=1 for each: the Kafka listener with kgo (franz-go's
+// producer, not idempotent so that acks=1 is allowed, batches of up to
+// 1 MB, round robin over the partitions; snappy, its default, and
+// uncompressed), and HTTP through broker 0 with kairoctl bench (not
+// idempotent, as the replicated-cluster section): batches of 1000 records
+// from 8 connections and single records from 32.
+func throughputScenarios(kairoctl string) []throughputScenario {
+	kafkaRecords := envInt("KAIRO_BENCH_KAFKA_RECORDS", 1_000_000)
+	var out []throughputScenario
+	for _, compression := range []string{"snappy", "none"} {
+		for _, acks := range []string{"all", "1"} {
+			opts := []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.AllISRAcks())}
+			if acks == "1" {
+				opts[1] = kgo.RequiredAcks(kgo.LeaderAck())
+			}
+			if compression == "none" {
+				opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
+			}
+			out = append(out, throughputScenario{
+				name: fmt.Sprintf("kafka-batched-%s/acks=%s", compression, acks),
+				run: func(bc *benchCluster, topic string) (float64, error) {
+					start := time.Now()
+					err := brokertest.ProduceKafka(bc.KafkaAddresses(), topic, kafkaRecords, throughputRecordSize, opts...)
+					return float64(kafkaRecords) / time.Since(start).Seconds(), err
+				},
+			})
+		}
+	}
+	httpLoads := []struct {
+		name                        string
+		records, batch, concurrency int
+	}{
+		{"http-batched", envInt("KAIRO_BENCH_HTTP_RECORDS", 500_000), 1000, 8},
+		{"http-per-record", envInt("KAIRO_BENCH_SINGLE_RECORDS", 20_000), 1, 32},
+	}
+	for _, l := range httpLoads {
+		for _, acks := range []string{"all", "1"} {
+			out = append(out, throughputScenario{
+				name: fmt.Sprintf("%s/acks=%s", l.name, acks),
+				run: func(bc *benchCluster, topic string) (float64, error) {
+					return kairoctlBench(kairoctl, bc.Endpoint(0), topic, acks, l.records, l.batch, l.concurrency)
+				},
+			})
+		}
+	}
+	return out
+}
+
+// BenchmarkThroughput: replicated produce throughput of three brokers, a
+// topic of 8 partitions at RF 3 with min.insync.replicas=2 per scenario,
+// through the Kafka listener and through HTTP, acks=all beside acks=1
+// (throughputScenarios). Each round starts one cluster per binary,
+// binaries alternating (KAIRO_BENCH_BROKERS, KAIRO_BENCH_ROUNDS, default
+// 3), and the end gives every scenario's median and range in records/s
+// per binary, with the load average. With KAIRO_BENCH_PROFILE set, each
+// scenario is run again after its measurement, under a CPU profile of
+// every broker (KAIRO_BENCH_PROFILE_WINDOW, default 10s), written as
+// throughput-<binary>-<scenario>-broker-i.pprof. Run it with -benchtime 1x.
+func BenchmarkThroughput(b *testing.B) {
+	kairoctl := buildKairoctl(b)
+	scenarios := throughputScenarios(kairoctl)
+	if only := os.Getenv("KAIRO_BENCH_SCENARIOS"); only != "" {
+		scenarios = slices.DeleteFunc(scenarios, func(s throughputScenario) bool {
+			return !strings.Contains(only, strings.Split(s.name, "/")[0]) && !strings.Contains(only, s.name)
+		})
+	}
+	bins := binaries(b)
+	figures := map[string][]float64{} // binary + "\t" + scenario → records/s of each round
+	var loads []string
+	for round := range envInt("KAIRO_BENCH_ROUNDS", 3) {
+		for _, bin := range bins {
+			b.Run(fmt.Sprintf("broker=%s/round=%d", bin.name, round+1), func(b *testing.B) {
+				bc := startCluster(b, bin, nil, false)
+				loads = append(loads, loadAverage())
+				for i, s := range scenarios {
+					topic := fmt.Sprintf("tp-%d", i)
+					createThroughputTopic(b, bc, topic)
+					rate, err := s.run(bc, topic)
+					if err != nil {
+						b.Fatalf("%s: %v", s.name, err)
+					}
+					figures[bin.name+"\t"+s.name] = append(figures[bin.name+"\t"+s.name], rate)
+					b.Logf("%s %s: %.0f records/s (load average %s)", bin.name, s.name, rate, loadAverage())
+					profileScenario(b, bc, fmt.Sprintf("throughput-%s-%s", bin.name, strings.NewReplacer("/", "-", "=", "").Replace(s.name)),
+						func() error { _, err := s.run(bc, fmt.Sprintf("%s-profiled", topic)); return err },
+						func() { createThroughputTopic(b, bc, fmt.Sprintf("%s-profiled", topic)) })
+				}
+			})
+		}
+	}
+	b.Logf("load average at the start of each cluster: %s", strings.Join(loads, ", "))
+	for _, s := range scenarios {
+		line := []string{s.name}
+		for _, bin := range bins {
+			line = append(line, fmt.Sprintf("%s %s", bin.name, medianRange(figures[bin.name+"\t"+s.name])))
+		}
+		b.Log(strings.Join(line, " | "))
+	}
+}
+
+// createThroughputTopic creates topic, 8 partitions at RF 3 with
+// min.insync.replicas=2, and waits until every replica is in its ISR.
+func createThroughputTopic(t testing.TB, bc *benchCluster, topic string) {
+	t.Helper()
+	c := bc.Client(0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.CreateTopic(ctx, api.CreateTopicRequest{Name: topic, Partitions: 8, ReplicationFactor: 3,
+		Config: map[string]string{"min.insync.replicas": "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, c, topic, 8, 2*time.Minute)
+}
+
+// profileScenario, with KAIRO_BENCH_PROFILE set, profiles every broker
+// while run repeats on fresh topics (create makes the next one) until the
+// profile window ends.
+func profileScenario(t testing.TB, bc *benchCluster, name string, run func() error, create func()) {
+	if os.Getenv("KAIRO_BENCH_PROFILE") == "" {
+		return
+	}
+	create()
+	window := envDuration("KAIRO_BENCH_PROFILE_WINDOW", 10*time.Second)
+	var done sync.WaitGroup
+	done.Add(1)
+	finished := make(chan struct{})
+	go func() {
+		defer done.Done()
+		bc.profile(t, name, window)()
+		close(finished)
+	}()
+	for {
+		if err := run(); err != nil {
+			t.Errorf("%s under the profiler: %v", name, err)
+		}
+		select {
+		case <-finished:
+			done.Wait()
+			return
+		default:
+		}
+	}
+}
+
+// medianRange is "median (min – max)" of records/s figures.
+func medianRange(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return fmt.Sprintf("%.0f (%.0f – %.0f)", s[len(s)/2], s[0], s[len(s)-1])
+}
+
+// buildKairoctl compiles cmd/kairoctl once into the benchmark's temporary
+// directory: its bench command is the HTTP load.
+func buildKairoctl(t testing.TB) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "kairoctl")
+	if b, err := exec.Command("go", "build", "-o", out, "github.com/kairolog/kairolog/cmd/kairoctl").CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/kairoctl: %v\n%s", err, b)
+	}
+	return out
+}
+
+// kairoctlBench runs kairoctl bench's produce mode against endpoint and
+// returns the records per second it reports.
+func kairoctlBench(kairoctl, endpoint, topic, acks string, records, batch, concurrency int) (float64, error) {
+	cmd := exec.Command(kairoctl, "--broker", endpoint, "--output", "json", "bench", "--topic", topic,
+		"--mode", "produce", "--idempotent=false", "--acks", acks, "--records", strconv.Itoa(records),
+		"--record-size", strconv.Itoa(throughputRecordSize), "--batch", strconv.Itoa(batch),
+		"--concurrency", strconv.Itoa(concurrency))
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("kairoctl bench: %w: %s", err, out)
+	}
+	var results []struct {
+		RecordsPerSec float64 `json:"records_per_sec"`
+	}
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
+		return 0, fmt.Errorf("kairoctl bench output %q: %v", out, err)
+	}
+	return results[0].RecordsPerSec, nil
+}
