@@ -269,7 +269,9 @@ func failAll(positions []api.Position, p int32, idx []int, err error) {
 }
 
 // opProduce passes one partition's records on to its leader; the leader
-// answers where each record is, stored or not.
+// answers where each record is, stored or not. Brokers now send
+// opProduceRecords (forwardproduce.go), and this one to a leader without
+// it.
 var opProduce = peer.NewOp[api.ProduceRequest, producedPositions]("core/produce")
 
 // producedPositions is a produce's answer between brokers: one position per
@@ -287,9 +289,14 @@ func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, l
 		req.Records[j] = args.Records[i]
 		req.Records[j].Partition = p
 	}
-	resp, err := forward(ctx, b, leader, epoch, opProduce, req, api.CodeLeaderNotAvailable)
-	if err == nil && len(resp.Records) != len(idx) {
-		err = api.Errorf(api.CodeInternal, "broker %d answered %d positions for %d records", leader, len(resp.Records), len(idx))
+	addr, err := b.peerAddress(leader)
+	var answered []api.RecordPosition
+	if err == nil {
+		answered, err = produceAt(ctx, b.peerClient, addr, epoch, req, p)
+		err = peerError(err, api.CodeLeaderNotAvailable, leader)
+	}
+	if err == nil && len(answered) != len(idx) {
+		err = api.Errorf(api.CodeInternal, "broker %d answered %d positions for %d records", leader, len(answered), len(idx))
 	}
 	if err != nil {
 		failAll(positions, p, idx, err)
@@ -297,7 +304,7 @@ func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, l
 	}
 	var firstErr error
 	for j, i := range idx {
-		rec := resp.Records[j]
+		rec := answered[j]
 		var rerr error
 		if rec.Code != "" {
 			e := api.Errorf(rec.Code, "%s", rec.Error)

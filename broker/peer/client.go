@@ -147,11 +147,15 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 	if err != nil {
 		return resp, fmt.Errorf("peer %s: encode request: %w", op.name, err)
 	}
+	contentType := "application/json"
+	if p, ok := any(&req).(Payload); ok {
+		body, contentType = appendFrame(nil, body, p.PeerPayload()), frameType
+	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL(addr)+op.path(), bytes.NewReader(body))
 	if err != nil {
 		return resp, fmt.Errorf("peer %s: %w", op.name, err)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Content-Type", contentType)
 	for _, o := range opts {
 		o(hreq)
 	}
@@ -182,10 +186,20 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 	return resp, nil
 }
 
-func decodeFrame[Resp any](raw []byte, resp *Resp) error {
-	p, ok := any(resp).(Payload)
+// appendFrame appends a frame of js and payload to dst: a 4-byte
+// big-endian length, js, then payload as it is.
+func appendFrame(dst, js, payload []byte) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(js)))
+	dst = append(dst, js...)
+	return append(dst, payload...)
+}
+
+// decodeFrame decodes a frame into msg, a request or a reply whose
+// pointer is a Payload.
+func decodeFrame[Msg any](raw []byte, msg *Msg) error {
+	p, ok := any(msg).(Payload)
 	if !ok {
-		return frameError("a payload for a reply that carries none")
+		return frameError("a payload for a message that carries none")
 	}
 	if len(raw) < 4 {
 		return frameError("%d bytes, shorter than its length prefix", len(raw))
@@ -194,7 +208,7 @@ func decodeFrame[Resp any](raw []byte, resp *Resp) error {
 	if uint64(n) > uint64(len(raw)-4) {
 		return frameError("JSON of %d bytes in a frame of %d", n, len(raw))
 	}
-	if err := json.Unmarshal(raw[4:4+n], resp); err != nil {
+	if err := json.Unmarshal(raw[4:4+n], msg); err != nil {
 		return frameError("%v", err)
 	}
 	p.SetPeerPayload(raw[4+n:])

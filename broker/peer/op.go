@@ -7,7 +7,7 @@ import "strings"
 const PathPrefix = "/internal/"
 
 // Op is one typed broker-to-broker operation: Req is sent as JSON, Resp
-// comes back as JSON (plus raw bytes when it implements Payload).
+// comes back as JSON, each plus raw bytes when it implements Payload.
 type Op[Req, Resp any] struct{ name string }
 
 // NewOp names an operation; the name is its path under PathPrefix.
@@ -23,9 +23,10 @@ func (o Op[Req, Resp]) Name() string { return o.name }
 
 func (o Op[Req, Resp]) path() string { return PathPrefix + o.name }
 
-// Payload is implemented (on the pointer) by a reply that carries raw
-// bytes besides its JSON fields, such as a replica fetch's record batches:
-// they travel after the JSON as they are, not base64 inside it.
+// Payload is implemented (on the pointer) by a request or reply that
+// carries raw bytes besides its JSON fields, such as a replica fetch's
+// record batches or a forwarded produce's records: they travel after the
+// JSON as they are, not base64 inside it.
 type Payload interface {
 	PeerPayload() []byte
 	SetPeerPayload([]byte)

@@ -35,9 +35,23 @@ type batchResp struct {
 func (r *batchResp) PeerPayload() []byte     { return r.Batches }
 func (r *batchResp) SetPeerPayload(b []byte) { r.Batches = b }
 
+// payloadReq is a request that carries raw bytes, as a forwarded produce
+// carries its records.
+type payloadReq struct {
+	Count   int    `json:"count"`
+	Records []byte `json:"-"`
+}
+
+func (r *payloadReq) PeerPayload() []byte     { return r.Records }
+func (r *payloadReq) SetPeerPayload(b []byte) { r.Records = b }
+
 var (
-	opEcho  = NewOp[echoReq, echoResp]("test/echo")
-	opBatch = NewOp[echoReq, batchResp]("test/batch")
+	opEcho    = NewOp[echoReq, echoResp]("test/echo")
+	opBatch   = NewOp[echoReq, batchResp]("test/batch")
+	opPayload = NewOp[payloadReq, batchResp]("test/payload")
+	// opEchoFramed is opEcho's path with a request that carries a
+	// payload: a frame sent to an operation that expects none.
+	opEchoFramed = NewOp[payloadReq, echoResp]("test/echo")
 )
 
 func testSecret(t *testing.T, s string) Secret {
@@ -72,9 +86,34 @@ func startPeer(t *testing.T, secret Secret) string {
 	Handle(m, opBatch, func(ctx context.Context, req echoReq) (batchResp, error) {
 		return batchResp{HighWatermark: 42, Batches: append([]byte{0, 1, 0xff}, req.Text...)}, nil
 	})
+	Handle(m, opPayload, func(ctx context.Context, req payloadReq) (batchResp, error) {
+		return batchResp{HighWatermark: int64(req.Count), Batches: req.Records}, nil
+	})
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// TestRequestPayload: a request whose type carries a payload travels as a
+// frame, its JSON fields and its bytes (any bytes, empty or none) as they
+// were; an operation whose request carries none refuses a frame as
+// INVALID_JSON instead of reading it as JSON.
+func TestRequestPayload(t *testing.T) {
+	secret := testSecret(t, "correct horse battery staple")
+	addr := startPeer(t, secret)
+	c := NewClient(secret)
+	defer c.Close()
+	ctx := context.Background()
+	for _, payload := range [][]byte{[]byte("\x00\xff{\"not\":\"json\"}\n"), {}, nil} {
+		got, err := Call(ctx, c, addr, opPayload, payloadReq{Count: 7, Records: payload})
+		if err != nil || got.HighWatermark != 7 || string(got.Batches) != string(payload) {
+			t.Errorf("payload %q: got %+v, %v", payload, got, err)
+		}
+	}
+	_, err := Call(ctx, c, addr, opEchoFramed, payloadReq{Count: 1, Records: []byte("x")})
+	if !api.IsCode(err, api.CodeInvalidJSON) {
+		t.Fatalf("frame to an operation without a payload: %v, want INVALID_JSON", err)
+	}
 }
 
 // TestPeerCallsNeedTheClusterSecret: without the secret, with another one

@@ -20,8 +20,8 @@ import (
 // list for thousands of partitions fits many times over).
 const MaxRequestBytes = 64 << 20
 
-// frameType is the content type of a reply with a Payload: a 4-byte
-// big-endian length, that many bytes of JSON, then the raw payload.
+// frameType is the content type of a request or reply with a Payload: a
+// 4-byte big-endian length, that many bytes of JSON, then the raw payload.
 const frameType = "application/x-kairo-frame"
 
 // Mux serves the peer operations. It refuses every request without the
@@ -68,7 +68,11 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 		}
 		var req Req
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
-		if err == nil {
+		switch {
+		case err != nil:
+		case r.Header.Get("Content-Type") == frameType:
+			err = decodeFrame(body, &req)
+		default:
 			err = json.Unmarshal(body, &req)
 		}
 		if err != nil {
@@ -163,7 +167,7 @@ func writeResult(w http.ResponseWriter, resp any) {
 	_, _ = w.Write(payload)
 }
 
-// frameError is a malformed frame from a peer.
+// frameError is a malformed frame from a peer, request or reply.
 func frameError(format string, args ...any) error {
-	return fmt.Errorf("peer reply: "+format, args...)
+	return fmt.Errorf("peer frame: "+format, args...)
 }

@@ -1,0 +1,216 @@
+package core
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/peer"
+)
+
+// Forwarded produces in Kafka's record format. A broker passes the records
+// of one partition on to the partition's leader (proxyProduce) in one peer
+// request. opProduce sends them as api.ProduceRequest JSON: every key and
+// value in base64, every record an object the leader decodes by
+// reflection, and one position object per record back; under batched HTTP
+// produces through a broker that does not lead, that encoding was the
+// largest cost of both brokers (docs/benchmarks.md). opProduceRecords
+// sends the same request with its records as the peer payload, each in
+// Kafka's record encoding (kmsg.Record: timestamp, key, value, headers;
+// the leader reads keys and values in place), and answers with runs of
+// consecutive positions. A leader that predates it answers NOT_FOUND (no
+// such peer operation), and the records go again as opProduce.
+
+// opProduceRecords passes one partition's records on to its leader.
+var opProduceRecords = peer.NewOp[forwardedProduce, producedRuns]("core/produce-records")
+
+// forwardedProduce is opProduceRecords' request: an api.ProduceRequest
+// whose records, all of Partition, are the payload.
+type forwardedProduce struct {
+	Topic     string                `json:"topic"`
+	Partition int32                 `json:"partition"`
+	Acks      api.Acks              `json:"acks"`
+	Timeout   time.Duration         `json:"timeout"`
+	Producer  *api.ProducerSequence `json:"producer,omitempty"`
+	Count     int                   `json:"count"` // records in the payload
+	records   []byte
+}
+
+func (f *forwardedProduce) PeerPayload() []byte     { return f.records }
+func (f *forwardedProduce) SetPeerPayload(b []byte) { f.records = b }
+
+// producedRuns is opProduceRecords' answer: the positions of the
+// request's records in order, as runs.
+type producedRuns struct {
+	Runs []positionRun `json:"runs"`
+}
+
+// positionRun is Count consecutive records with the same outcome: stored
+// from Offset on (one offset each), or not stored (Offset -1).
+type positionRun struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Count     int    `json:"count"`
+	Code      string `json:"code,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+// produceAt sends the records of req, all of partition p, to the leader
+// whose peer listener is at addr, as forwarded at epoch, and returns each
+// record's position.
+func produceAt(ctx context.Context, c *peer.Client, addr string, epoch int32, req api.ProduceRequest, p int32) ([]api.RecordPosition, error) {
+	f := forwardedProduce{Topic: req.Topic, Partition: p, Acks: req.Acks, Timeout: req.Timeout, Producer: req.Producer,
+		Count: len(req.Records), records: encodeForwardedRecords(req.Records)}
+	runs, err := peer.Call(ctx, c, addr, opProduceRecords, f, peer.ForwardedAt(epoch))
+	if api.IsCode(err, api.CodeNotFound) {
+		// A leader of an earlier version (a rolling upgrade).
+		resp, err := peer.Call(ctx, c, addr, opProduce, req, peer.ForwardedAt(epoch))
+		return resp.Records, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return runs.positions(len(req.Records))
+}
+
+// serveProduceRecords is opProduceRecords' handler: opProduce's, with the
+// records decoded from the payload.
+func (b *Broker) serveProduceRecords(ctx context.Context, f forwardedProduce) (producedRuns, error) {
+	records, err := decodeForwardedRecords(f.records, f.Count, f.Partition)
+	if err != nil {
+		return producedRuns{}, api.Errorf(api.CodeInvalidArgument, "forwarded produce to %s-%d: %v", f.Topic, f.Partition, err)
+	}
+	out, err := b.serveProduce(ctx, api.ProduceRequest{Topic: f.Topic, Records: records, Acks: f.Acks,
+		Timeout: f.Timeout, Producer: f.Producer})
+	if err != nil {
+		return producedRuns{}, err
+	}
+	return producedRuns{Runs: runsOf(out.Records)}, nil
+}
+
+// encodeForwardedRecords encodes records one after the other, each as a
+// Kafka record (its varint length first) whose timestamp delta holds the
+// record's timestamp (0: the leader's clock) and whose offset delta is its
+// index.
+func encodeForwardedRecords(records []api.ProduceRecord) []byte {
+	size := 0
+	for _, r := range records {
+		size += len(r.Key) + len(r.Value) + 24
+		for _, h := range r.Headers {
+			size += len(h.Key) + len(h.Value) + 10
+		}
+	}
+	out := make([]byte, 0, size)
+	var scratch []byte
+	for i, r := range records {
+		rec := kmsg.Record{TimestampDelta64: r.Timestamp, OffsetDelta: int32(i), Key: r.Key, Value: r.Value}
+		if len(r.Headers) > 0 {
+			rec.Headers = make([]kmsg.Header, len(r.Headers))
+			for j, h := range r.Headers {
+				rec.Headers[j] = kmsg.Header{Key: h.Key, Value: h.Value}
+			}
+		}
+		// AppendTo writes Length as given: encode with 0 (one byte),
+		// then prefix what follows it with its real length.
+		scratch = rec.AppendTo(scratch[:0])
+		out = binary.AppendVarint(out, int64(len(scratch)-1))
+		out = append(out, scratch[1:]...)
+	}
+	return out
+}
+
+// minEncodedRecord is the smallest record encoding: length, attributes,
+// timestamp delta, offset delta, key, value and header count, a byte each.
+const minEncodedRecord = 7
+
+// decodeForwardedRecords decodes count records of partition from b. Keys
+// and values are slices of b.
+func decodeForwardedRecords(b []byte, count int, partition int32) ([]api.ProduceRecord, error) {
+	if count < 0 || count > len(b)/minEncodedRecord {
+		return nil, fmt.Errorf("%d records in %d bytes", count, len(b))
+	}
+	out := make([]api.ProduceRecord, 0, count)
+	for len(b) > 0 {
+		length, n := binary.Varint(b)
+		if n <= 0 || length < 0 || length > int64(len(b)-n) {
+			return nil, fmt.Errorf("record %d: bad length", len(out))
+		}
+		var r kmsg.Record
+		if err := r.ReadFrom(b[:n+int(length)]); err != nil {
+			return nil, fmt.Errorf("record %d: %w", len(out), err)
+		}
+		b = b[n+int(length):]
+		if len(out) == count {
+			return nil, fmt.Errorf("more than the %d records announced", count)
+		}
+		rec := api.ProduceRecord{Partition: partition, Key: r.Key, Value: r.Value, Timestamp: r.TimestampDelta64}
+		if len(r.Headers) > 0 {
+			rec.Headers = make([]api.Header, len(r.Headers))
+			for j, h := range r.Headers {
+				rec.Headers[j] = api.Header{Key: h.Key, Value: h.Value}
+			}
+		}
+		out = append(out, rec)
+	}
+	if len(out) != count {
+		return nil, fmt.Errorf("%d records, %d announced", len(out), count)
+	}
+	return out, nil
+}
+
+// runsOf groups positions into runs.
+func runsOf(positions []api.RecordPosition) []positionRun {
+	var runs []positionRun
+	for _, p := range positions {
+		if n := len(runs); n > 0 {
+			last := &runs[n-1]
+			next := int64(-1)
+			if last.Offset >= 0 {
+				next = last.Offset + int64(last.Count)
+			}
+			if p.Partition == last.Partition && p.Offset == next && p.Code == last.Code &&
+				p.Error == last.Error && p.Duplicate == last.Duplicate {
+				last.Count++
+				continue
+			}
+		}
+		runs = append(runs, positionRun{Partition: p.Partition, Offset: p.Offset, Count: 1, Code: p.Code,
+			Error: p.Error, Duplicate: p.Duplicate})
+	}
+	return runs
+}
+
+// positions expands the runs into want positions, refusing an answer for
+// another number of records.
+func (r producedRuns) positions(want int) ([]api.RecordPosition, error) {
+	total := 0
+	for _, run := range r.Runs {
+		if run.Count < 1 || run.Offset < -1 {
+			return nil, api.Errorf(api.CodeInternal, "leader answered a run of %d records at offset %d", run.Count, run.Offset)
+		}
+		total += run.Count
+		if total > want {
+			break
+		}
+	}
+	if total != want {
+		return nil, api.Errorf(api.CodeInternal, "leader answered %d positions for %d records", total, want)
+	}
+	out := make([]api.RecordPosition, 0, want)
+	for _, run := range r.Runs {
+		for i := range run.Count {
+			offset := int64(-1)
+			if run.Offset >= 0 {
+				offset = run.Offset + int64(i)
+			}
+			out = append(out, api.RecordPosition{Partition: run.Partition, Offset: offset, Code: run.Code,
+				Error: run.Error, Duplicate: run.Duplicate})
+		}
+	}
+	return out, nil
+}
