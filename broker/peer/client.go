@@ -167,7 +167,7 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 		return resp, &UnreachableError{Addr: addr, Err: err}
 	}
 	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxReplyBytes))
+	raw, err := readBody(io.LimitReader(res.Body, MaxReplyBytes), res.ContentLength, MaxReplyBytes)
 	if err != nil {
 		if ctx.Err() != nil {
 			return resp, ctx.Err()
@@ -184,6 +184,21 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 		return resp, fmt.Errorf("peer %s: decode reply: %w", op.name, err)
 	}
 	return resp, nil
+}
+
+// readBody reads a request or reply body of size bytes (-1: not said)
+// from r, which stops at limit: into one buffer of its size when the size
+// is known and within the limit, instead of one grown and copied as it
+// comes (a replica fetch's reply is up to replica.fetch.response.max.bytes).
+func readBody(r io.Reader, size, limit int64) ([]byte, error) {
+	if size < 0 || size > limit {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // appendFrame appends a frame of js and payload to dst: a 4-byte

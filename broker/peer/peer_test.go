@@ -312,3 +312,30 @@ func TestServedCountsAuthenticatedRequests(t *testing.T) {
 		t.Fatalf("served %v, want test/echo 3", got)
 	}
 }
+
+// TestRequestOverTheLimit: a request body longer than MaxRequestBytes is
+// refused whether or not its length is announced, before the operation
+// runs.
+func TestRequestOverTheLimit(t *testing.T) {
+	secret := testSecret(t, "correct horse battery staple")
+	addr := startPeer(t, secret)
+	big := `{"text":"` + strings.Repeat("x", MaxRequestBytes) + `"}`
+	for _, announced := range []bool{true, false} {
+		var body io.Reader = strings.NewReader(big)
+		if !announced {
+			body = io.MultiReader(body) // hides the length: sent chunked
+		}
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/internal/test/echo", body)
+		req.Header.Set("Authorization", "Bearer correct horse battery staple")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e api.ErrorBody
+		err = json.NewDecoder(res.Body).Decode(&e)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusBadRequest || e.Code != api.CodeInvalidJSON {
+			t.Errorf("announced %v: %d %+v %v", announced, res.StatusCode, e, err)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -67,7 +66,7 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 			return
 		}
 		var req Req
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+		body, err := readBody(http.MaxBytesReader(w, r.Body, MaxRequestBytes), r.ContentLength, MaxRequestBytes)
 		switch {
 		case err != nil:
 		case r.Header.Get("Content-Type") == frameType:
