@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/config"
 	"github.com/kairolog/kairolog/internal/heldport"
@@ -141,7 +142,11 @@ func (c *testCluster) waitSettled(timeout time.Duration, topics ...string) time.
 				continue
 			}
 			for _, topic := range topics {
-				for _, p := range c.describe(n, topic) {
+				parts, known := c.describeIfKnown(n, topic)
+				if !known {
+					return false // the creation has not reached n yet
+				}
+				for _, p := range parts {
 					if p.Leader != p.Replicas[0] || len(p.ISR) != len(p.Replicas) || p.UnderReplicated || c.nodes[p.Leader] == nil {
 						return false
 					}
@@ -172,7 +177,22 @@ type partitionView struct {
 // describe returns a topic's partitions as broker n sees them.
 func (c *testCluster) describe(n *node, topic string) []partitionView {
 	c.t.Helper()
+	parts, known := c.describeIfKnown(n, topic)
+	if !known {
+		c.t.Fatalf("describe %s on broker %d: the topic is unknown there", topic, n.cfg.ID)
+	}
+	return parts
+}
+
+// describeIfKnown is describe, reporting false while broker n has not
+// applied the topic's creation: metadata reaches the brokers a moment
+// apart, and the broker that created it answers first.
+func (c *testCluster) describeIfKnown(n *node, topic string) ([]partitionView, bool) {
+	c.t.Helper()
 	st, body := n.do(c.t, "GET", "/topics/"+topic, "")
+	if st == 404 && strings.Contains(body, `"`+api.CodeUnknownTopic+`"`) {
+		return nil, false
+	}
 	if st != 200 {
 		c.t.Fatalf("describe %s on broker %d: %d %s", topic, n.cfg.ID, st, body)
 	}
@@ -182,7 +202,7 @@ func (c *testCluster) describe(n *node, topic string) []partitionView {
 	if err := json.Unmarshal([]byte(body), &d); err != nil {
 		c.t.Fatal(err)
 	}
-	return d.Partitions
+	return d.Partitions, true
 }
 
 // eventually retries cond every 20 ms until it holds or timeout passes.
