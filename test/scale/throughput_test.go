@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,8 +28,7 @@ const throughputRecordSize = 200
 // throughputScenario is one produce load, run against a fresh topic.
 type throughputScenario struct {
 	name string
-	// run produces to topic and returns the records per second acknowledged.
-	run func(bc *benchCluster, topic string) (rate float64, err error)
+	run  func(bc *benchCluster, topic string) (loadResult, error)
 }
 
 // throughputScenarios are the loads of BenchmarkThroughput, acks=all
@@ -52,10 +52,11 @@ func throughputScenarios(kairoctl string) []throughputScenario {
 			}
 			out = append(out, throughputScenario{
 				name: fmt.Sprintf("kafka-batched-%s/acks=%s", compression, acks),
-				run: func(bc *benchCluster, topic string) (float64, error) {
-					start := time.Now()
+				run: func(bc *benchCluster, topic string) (loadResult, error) {
+					cpu0, start := ownCPU(), time.Now()
 					err := brokertest.ProduceKafka(bc.KafkaAddresses(), topic, kafkaRecords, throughputRecordSize, opts...)
-					return float64(kafkaRecords) / time.Since(start).Seconds(), err
+					return loadResult{records: kafkaRecords, rate: float64(kafkaRecords) / time.Since(start).Seconds(),
+						clientCPU: ownCPU() - cpu0}, err
 				},
 			})
 		}
@@ -71,7 +72,7 @@ func throughputScenarios(kairoctl string) []throughputScenario {
 		for _, acks := range []string{"all", "1"} {
 			out = append(out, throughputScenario{
 				name: fmt.Sprintf("%s/acks=%s", l.name, acks),
-				run: func(bc *benchCluster, topic string) (float64, error) {
+				run: func(bc *benchCluster, topic string) (loadResult, error) {
 					return kairoctlBench(kairoctl, bc.Endpoint(0), topic, acks, l.records, l.batch, l.concurrency)
 				},
 			})
@@ -86,7 +87,9 @@ func throughputScenarios(kairoctl string) []throughputScenario {
 // (throughputScenarios). Each round starts one cluster per binary,
 // binaries alternating (KAIRO_BENCH_BROKERS, KAIRO_BENCH_ROUNDS, default
 // 3), and the end gives every scenario's median and range in records/s
-// per binary, with the load average. With KAIRO_BENCH_PROFILE set, each
+// per binary, with the load average, and the CPU time per record of the
+// three brokers together (from /proc) and of the load generator (kgo in
+// this process, or the kairoctl process). With KAIRO_BENCH_PROFILE set, each
 // scenario is run again after its measurement, under a CPU profile of
 // every broker (KAIRO_BENCH_PROFILE_WINDOW, default 10s), written as
 // throughput-<binary>-<scenario>-broker-i.pprof. Run it with -benchtime 1x.
@@ -99,7 +102,9 @@ func BenchmarkThroughput(b *testing.B) {
 		})
 	}
 	bins := binaries(b)
-	figures := map[string][]float64{} // binary + "\t" + scenario → records/s of each round
+	// binary + "\t" + scenario → each round's records/s, and the CPU
+	// time per record of the three brokers and of the load generator
+	figures, brokerCost, clientCost := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	var loads []string
 	for round := range envInt("KAIRO_BENCH_ROUNDS", 3) {
 		for _, bin := range bins {
@@ -109,12 +114,22 @@ func BenchmarkThroughput(b *testing.B) {
 				for i, s := range scenarios {
 					topic := fmt.Sprintf("tp-%d", i)
 					createThroughputTopic(b, bc, topic)
-					rate, err := s.run(bc, topic)
+					cpu0 := bc.cpu()
+					res, err := s.run(bc, topic)
 					if err != nil {
 						b.Fatalf("%s: %v", s.name, err)
 					}
-					figures[bin.name+"\t"+s.name] = append(figures[bin.name+"\t"+s.name], rate)
-					b.Logf("%s %s: %.0f records/s (load average %s)", bin.name, s.name, rate, loadAverage())
+					var brokers time.Duration
+					for i, d := range bc.cpu() {
+						brokers += d - cpu0[i]
+					}
+					key := bin.name + "\t" + s.name
+					perRecord := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(res.records, 1)) }
+					figures[key] = append(figures[key], res.rate)
+					brokerCost[key] = append(brokerCost[key], perRecord(brokers))
+					clientCost[key] = append(clientCost[key], perRecord(res.clientCPU))
+					b.Logf("%s %s: %.0f records/s; CPU per record: brokers %.1f µs, load generator %.1f µs (load average %s)",
+						bin.name, s.name, res.rate, perRecord(brokers), perRecord(res.clientCPU), loadAverage())
 					profileScenario(b, bc, fmt.Sprintf("throughput-%s-%s", bin.name, strings.NewReplacer("/", "-", "=", "").Replace(s.name)),
 						func() error { _, err := s.run(bc, fmt.Sprintf("%s-profiled", topic)); return err },
 						func() { createThroughputTopic(b, bc, fmt.Sprintf("%s-profiled", topic)) })
@@ -126,7 +141,9 @@ func BenchmarkThroughput(b *testing.B) {
 	for _, s := range scenarios {
 		line := []string{s.name}
 		for _, bin := range bins {
-			line = append(line, fmt.Sprintf("%s %s", bin.name, medianRange(figures[bin.name+"\t"+s.name])))
+			key := bin.name + "\t" + s.name
+			line = append(line, fmt.Sprintf("%s %s records/s, CPU µs/record: brokers %s, load generator %s", bin.name,
+				medianRange(figures[key], 0), medianRange(brokerCost[key], 1), medianRange(clientCost[key], 1)))
 		}
 		b.Log(strings.Join(line, " | "))
 	}
@@ -176,14 +193,32 @@ func profileScenario(t testing.TB, bc *benchCluster, name string, run func() err
 	}
 }
 
-// medianRange is "median (min – max)" of records/s figures.
-func medianRange(v []float64) string {
+// medianRange is "median (min – max)" of figures, with decimals.
+func medianRange(v []float64, decimals int) string {
 	if len(v) == 0 {
 		return "-"
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return fmt.Sprintf("%.0f (%.0f – %.0f)", s[len(s)/2], s[0], s[len(s)-1])
+	return fmt.Sprintf("%.*f (%.*f – %.*f)", decimals, s[len(s)/2], decimals, s[0], decimals, s[len(s)-1])
+}
+
+// loadResult is what one run of a load did: the records acknowledged,
+// their rate, and the CPU time the load generator spent.
+type loadResult struct {
+	records   int
+	rate      float64
+	clientCPU time.Duration
+}
+
+// ownCPU is the user and system CPU time this process has used: kgo
+// produces from it.
+func ownCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // buildKairoctl compiles cmd/kairoctl once into the benchmark's temporary
@@ -198,21 +233,23 @@ func buildKairoctl(t testing.TB) string {
 }
 
 // kairoctlBench runs kairoctl bench's produce mode against endpoint and
-// returns the records per second it reports.
-func kairoctlBench(kairoctl, endpoint, topic, acks string, records, batch, concurrency int) (float64, error) {
+// returns the records and the rate it reports, and its CPU time.
+func kairoctlBench(kairoctl, endpoint, topic, acks string, records, batch, concurrency int) (loadResult, error) {
 	cmd := exec.Command(kairoctl, "--broker", endpoint, "--output", "json", "bench", "--topic", topic,
 		"--mode", "produce", "--idempotent=false", "--acks", acks, "--records", strconv.Itoa(records),
 		"--record-size", strconv.Itoa(throughputRecordSize), "--batch", strconv.Itoa(batch),
 		"--concurrency", strconv.Itoa(concurrency))
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, fmt.Errorf("kairoctl bench: %w: %s", err, out)
+		return loadResult{}, fmt.Errorf("kairoctl bench: %w: %s", err, out)
 	}
 	var results []struct {
+		Records       int     `json:"records"`
 		RecordsPerSec float64 `json:"records_per_sec"`
 	}
 	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
-		return 0, fmt.Errorf("kairoctl bench output %q: %v", out, err)
+		return loadResult{}, fmt.Errorf("kairoctl bench output %q: %v", out, err)
 	}
-	return results[0].RecordsPerSec, nil
+	return loadResult{records: results[0].Records, rate: results[0].RecordsPerSec,
+		clientCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
 }
