@@ -126,10 +126,13 @@ func (r *KairoClusterReconciler) certificates(ctx context.Context, st *reconcile
 	oldTrust := parseBundle(trustSecret.Data[resources.CACertKey])
 	generation, _ := strconv.Atoi(certSecret.Annotations[resources.CertificateGenerationAnnotation])
 
-	// Step 1 and step 3: the trust bundle.
+	// Step 1 and step 3: the trust bundle. A renewal that kept the key
+	// needs neither: every CA the brokers trust already verifies what the
+	// renewed one signs, and the other way round.
 	trust := trustBundle(oldTrust, signing, now)
 	current := trustHash(oldTrust) + "-" + strconv.Itoa(generation)
-	if len(trust) > 1 && allSignedBy(c, certSecret, replicas, signing) && podsRun(pods, replicas, current) {
+	sameKey := allSameKey(oldTrust, signing)
+	if len(trust) > 1 && (sameKey || allSignedBy(c, certSecret, replicas, signing) && podsRun(pods, replicas, current)) {
 		trust = []*x509.Certificate{signing.Cert}
 	}
 	if err := r.writeSecret(ctx, st, resources.CACertSecretName(c), corev1.SecretTypeOpaque, nil,
@@ -139,7 +142,7 @@ func (r *KairoClusterReconciler) certificates(ctx context.Context, st *reconcile
 	hash := trustHash(trust)
 
 	// Step 2: the broker certificates, once every pod trusts the signing CA.
-	switchCA := sts == nil || podsTrust(pods, hash)
+	switchCA := sts == nil || podsTrust(pods, hash) || sameKey
 	data, reissued, notAfter, err := brokerCertificates(c, certSecret.Data, replicas, signing, trust, switchCA, now, validity, renewBefore)
 	if err != nil {
 		return false, err
@@ -205,8 +208,13 @@ func caDurations(c *kairov1alpha1.KairoCluster) (validity, renewBefore time.Dura
 
 // signingCA is the CA that issues the cluster's certificates: the user's
 // (spec.security.ca.secretName), or the operator's own, created on first
-// use and replaced renewBefore its expiry. A user CA that is missing or
-// unusable stops the pass with a Degraded condition; nil then.
+// use and renewed renewBefore its expiry or when its Secret carries
+// ForceRenewAnnotation. A renewal keeps the key, as Strimzi's default
+// renew-certificate policy does, so clients holding the old certificate
+// keep verifying the brokers; a new key comes only with a new Secret
+// (deleting <cluster>-ca replaces the key, trusting both CAs during the
+// roll). A user CA that is missing or unusable stops the pass with a
+// Degraded condition; nil then.
 func (r *KairoClusterReconciler) signingCA(ctx context.Context, st *reconcileState, now time.Time,
 	validity, renewBefore time.Duration) (*pki.Authority, error) {
 	c := st.cluster
@@ -223,18 +231,24 @@ func (r *KairoClusterReconciler) signingCA(ctx context.Context, st *reconcileSta
 		return nil, err
 	}
 	old, err := pki.ParseAuthority(secret.Data[resources.CACertKey], secret.Data[resources.CAKey])
-	if err == nil && now.Before(old.Cert.NotAfter.Add(-renewBefore)) {
+	forced := secret.Annotations[resources.ForceRenewAnnotation] == "true"
+	if err == nil && !forced && now.Before(old.Cert.NotAfter.Add(-renewBefore)) {
 		return old, nil
 	}
 	what := "Created"
+	var ca *pki.Authority
 	if err == nil {
-		what = "Renewed"
+		what = "Renewed (same key)"
+		ca, err = old.Renew(now, now.Add(validity))
+	} else {
+		ca, err = pki.NewAuthority(fmt.Sprintf("%s.%s cluster CA", c.Name, c.Namespace), now, now.Add(validity))
 	}
-	ca, err := pki.NewAuthority(fmt.Sprintf("%s.%s cluster CA", c.Name, c.Namespace), now, now.Add(validity))
 	if err != nil {
 		return nil, err
 	}
-	if err := r.writeSecret(ctx, st, resources.CASecretName(c), corev1.SecretTypeOpaque, nil,
+	// The annotation asked for this renewal: it goes with it.
+	if err := r.writeSecret(ctx, st, resources.CASecretName(c), corev1.SecretTypeOpaque,
+		map[string]string{resources.ForceRenewAnnotation: ""},
 		map[string][]byte{resources.CACertKey: ca.CertPEM, resources.CAKey: ca.KeyPEM}); err != nil {
 		return nil, err
 	}
@@ -417,6 +431,17 @@ func validLeaf(certPEM, keyPEM []byte, trust []*x509.Certificate, now time.Time,
 	return cert
 }
 
+// allSameKey reports whether every CA of trust has signing's key: the
+// bundle of a renewal that kept the key.
+func allSameKey(trust []*x509.Certificate, signing *pki.Authority) bool {
+	for _, ca := range trust {
+		if !pki.SameKey(ca, signing.Cert) {
+			return false
+		}
+	}
+	return len(trust) > 0
+}
+
 // allSignedBy reports whether every broker's certificate in the Secret is
 // signed by ca.
 func allSignedBy(c *kairov1alpha1.KairoCluster, s *corev1.Secret, replicas int32, ca *pki.Authority) bool {
@@ -436,7 +461,7 @@ func issuerOf(c *kairov1alpha1.KairoCluster, data map[string][]byte, trust []*x5
 		return trust[0]
 	}
 	for _, ca := range trust {
-		if certs[0].CheckSignatureFrom(ca) == nil {
+		if pki.IssuedBy(certs[0], ca) {
 			return ca
 		}
 	}
@@ -494,7 +519,8 @@ func (r *KairoClusterReconciler) getOwned(ctx context.Context, c *kairov1alpha1.
 }
 
 // writeSecret creates or updates one of the cluster's Secrets with exactly
-// data (and annotations merged in), writing only when something differs.
+// data (and annotations merged in; an empty value removes one), writing
+// only when something differs.
 func (r *KairoClusterReconciler) writeSecret(ctx context.Context, st *reconcileState, name string, typ corev1.SecretType,
 	annotations map[string]string, data map[string][]byte) error {
 	c := st.cluster
@@ -504,8 +530,12 @@ func (r *KairoClusterReconciler) writeSecret(ctx context.Context, st *reconcileS
 	}
 	before := s.DeepCopy()
 	s.Labels = mergeStrings(s.Labels, resources.Labels(c))
-	if len(annotations) > 0 {
-		s.Annotations = mergeStrings(s.Annotations, annotations)
+	for k, v := range annotations {
+		if v == "" {
+			delete(s.Annotations, k)
+			continue
+		}
+		s.Annotations = mergeStrings(s.Annotations, map[string]string{k: v})
 	}
 	s.Data = data
 	if s.Type == "" {

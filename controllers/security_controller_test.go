@@ -143,40 +143,100 @@ var _ = Describe("Cluster certificates and KairoUsers", Ordered, func() {
 		}).WithTimeout(15 * time.Second).Should(MatchError(ContainSubstring("not found")))
 	})
 
-	It("renews a short-lived CA: both CAs trusted, certificates reissued from the new one, the old one dropped", func() {
+	It("renews a short-lived CA with the same key: certificates reissued under it, still trusted by a client holding the old ca.crt", func() {
 		kc := newCluster("renew", func(kc *kairov1alpha1.KairoCluster) {
 			kc.Spec.Replicas = 1
 			kc.Spec.Security = &kairov1alpha1.SecuritySpec{CA: &kairov1alpha1.CertificateAuthoritySpec{
 				Validity: &metav1.Duration{Duration: 60 * time.Second}, RenewBefore: &metav1.Duration{Duration: 20 * time.Second}}}
 		})
 		var first *x509.Certificate
+		var firstKey []byte
 		Eventually(func(g Gomega) {
-			first = certsOf(g, secretOf(ns, "renew-ca")(g).Data["ca.crt"])[0]
+			caSecret := secretOf(ns, "renew-ca")(g)
+			first, firstKey = certsOf(g, caSecret.Data["ca.crt"])[0], caSecret.Data["ca.key"]
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 
-		By("the renewal 20 s before expiry (40 s after creation) trusting both CAs")
+		By("the renewal 20 s before expiry (40 s after creation): a new certificate for the same key")
 		var second *x509.Certificate
 		Eventually(func(g Gomega) {
-			second = certsOf(g, secretOf(ns, "renew-ca")(g).Data["ca.crt"])[0]
+			caSecret := secretOf(ns, "renew-ca")(g)
+			second = certsOf(g, caSecret.Data["ca.crt"])[0]
 			g.Expect(pki.Fingerprint(second)).NotTo(Equal(pki.Fingerprint(first)))
-			trust := certsOf(g, secretOf(ns, "renew-ca-cert")(g).Data["ca.crt"])
-			g.Expect(slices.ContainsFunc(trust, func(c *x509.Certificate) bool { return pki.Fingerprint(c) == pki.Fingerprint(first) })).To(BeTrue())
+			g.Expect(string(caSecret.Data["ca.key"])).To(Equal(string(firstKey)), "the renewal replaced the key")
+			g.Expect(pki.SameKey(second, first)).To(BeTrue())
 		}).WithTimeout(60 * time.Second).Should(Succeed())
 		Eventually(func() []string { return eventReasons(client.ObjectKeyFromObject(kc)) }).WithTimeout(10 * time.Second).
 			Should(ContainElement(ReasonCARenewed))
 
-		By("the broker certificate reissued from the new CA once the pod trusts both")
+		By("the broker certificate reissued under the renewed CA, verifying against the old ca.crt alone")
 		Eventually(func(g Gomega) {
 			cert := certsOf(g, secretOf(ns, "renew-broker-certs")(g).Data[resources.BrokerCertKey(kc, 0)])[0]
-			g.Expect(cert.CheckSignatureFrom(second)).To(Succeed())
+			g.Expect(pki.IssuedBy(cert, second)).To(BeTrue(), "the broker certificate is still the old CA's")
+			old := x509.NewCertPool()
+			old.AddCert(first)
+			_, err := cert.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: old, CurrentTime: first.NotAfter.Add(-time.Second),
+				KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+			g.Expect(err).NotTo(HaveOccurred(), "a client holding the old ca.crt")
 		}).WithTimeout(40 * time.Second).Should(Succeed())
 
-		By("the old CA leaving the trust bundle (here when it expires: without brokers no pod is ever ready)")
+		By("the trust bundle: the renewed certificate, which verifies everything the old one did")
 		Eventually(func(g Gomega) {
 			trust := certsOf(g, secretOf(ns, "renew-ca-cert")(g).Data["ca.crt"])
 			g.Expect(trust).To(HaveLen(1))
-			g.Expect(pki.Fingerprint(trust[0])).To(Equal(pki.Fingerprint(second)))
+			g.Expect(pki.SameKey(trust[0], first)).To(BeTrue())
 		}).WithTimeout(40 * time.Second).Should(Succeed())
+	})
+
+	It("renews the CA on kairolog.io/force-renew; a deleted CA Secret is a new key, both CAs trusted meanwhile", func() {
+		kc := newCluster("force", func(kc *kairov1alpha1.KairoCluster) { kc.Spec.Replicas = 1 })
+		key := client.ObjectKeyFromObject(kc)
+		var first, leaf *x509.Certificate
+		var generation string
+		Eventually(func(g Gomega) {
+			first = certsOf(g, secretOf(ns, "force-ca")(g).Data["ca.crt"])[0]
+			brokers := secretOf(ns, "force-broker-certs")(g)
+			leaf = certsOf(g, brokers.Data[resources.BrokerCertKey(kc, 0)])[0]
+			generation = brokers.Annotations[resources.CertificateGenerationAnnotation]
+			st := getCluster(key).Status.Security
+			g.Expect(st).NotTo(BeNil())
+			g.Expect(st.CertificatesNotAfter).NotTo(BeNil())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		By("annotating the CA Secret")
+		caSecret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "force-ca"}, caSecret)).To(Succeed())
+		Expect(update(caSecret, func(s *corev1.Secret) {
+			s.Annotations = map[string]string{resources.ForceRenewAnnotation: "true"}
+		})).To(Succeed())
+		var second *x509.Certificate
+		Eventually(func(g Gomega) {
+			s := secretOf(ns, "force-ca")(g)
+			second = certsOf(g, s.Data["ca.crt"])[0]
+			g.Expect(pki.Fingerprint(second)).NotTo(Equal(pki.Fingerprint(first)))
+			g.Expect(pki.SameKey(second, first)).To(BeTrue(), "the renewal replaced the key")
+			g.Expect(s.Annotations).NotTo(HaveKey(resources.ForceRenewAnnotation), "the annotation stays after the renewal")
+			brokers := secretOf(ns, "force-broker-certs")(g)
+			cert := certsOf(g, brokers.Data[resources.BrokerCertKey(kc, 0)])[0]
+			g.Expect(pki.IssuedBy(cert, second)).To(BeTrue(), "the broker certificate is not reissued")
+			g.Expect(pki.Fingerprint(cert)).NotTo(Equal(pki.Fingerprint(leaf)))
+			g.Expect(brokers.Annotations[resources.CertificateGenerationAnnotation]).NotTo(Equal(generation))
+			st := getCluster(key).Status.Security
+			g.Expect(st.CANotAfter.Time).To(BeTemporally("==", second.NotAfter))
+			g.Expect(st.CertificatesNotAfter.Time).To(BeTemporally("==", cert.NotAfter))
+			g.Expect(certsOf(g, secretOf(ns, "force-ca-cert")(g).Data["ca.crt"])).To(HaveLen(1))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+
+		By("deleting the CA Secret: a CA with a new key, trusted next to the old one")
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "force-ca"}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			third := certsOf(g, secretOf(ns, "force-ca")(g).Data["ca.crt"])[0]
+			g.Expect(pki.SameKey(third, second)).To(BeFalse())
+			trust := certsOf(g, secretOf(ns, "force-ca-cert")(g).Data["ca.crt"])
+			g.Expect(trust).To(HaveLen(2))
+			g.Expect(slices.ContainsFunc(trust, func(c *x509.Certificate) bool { return pki.Fingerprint(c) == pki.Fingerprint(second) })).To(BeTrue())
+			cert := certsOf(g, secretOf(ns, "force-broker-certs")(g).Data[resources.BrokerCertKey(kc, 0)])[0]
+			g.Expect(pki.IssuedBy(cert, third)).To(BeTrue())
+		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
 	It("issues from a CA the user brings, and says so when it is missing", func() {

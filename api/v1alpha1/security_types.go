@@ -156,7 +156,8 @@ type AuthorizationSpec struct {
 // certificates.
 type SecurityStatus struct {
 	// caSecret is the Secret holding the CA certificates clients trust
-	// (key ca.crt): during a renewal both the old and the new CA.
+	// (key ca.crt): while the CA's key is replaced, both the old and the
+	// new CA.
 	// +optional
 	CASecret string `json:"caSecret,omitempty"`
 

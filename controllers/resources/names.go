@@ -68,6 +68,10 @@ const (
 	// CertificateGenerationAnnotation on the broker certificates' Secret
 	// counts their reissues; a reissue of all of them restarts the brokers.
 	CertificateGenerationAnnotation = "kairolog.io/certificate-generation"
+	// ForceRenewAnnotation set to "true" on the cluster CA's Secret
+	// (<cluster>-ca) renews the CA certificate now, with the same key, as
+	// Strimzi's strimzi.io/force-renew does; the operator removes it.
+	ForceRenewAnnotation = "kairolog.io/force-renew"
 )
 
 // Container layout of a broker pod.

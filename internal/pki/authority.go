@@ -76,6 +76,41 @@ func NewAuthority(commonName string, now, notAfter time.Time) (*Authority, error
 	return &Authority{Cert: cert, Key: key, CertPEM: encodeCert(der), KeyPEM: keyPEM}, nil
 }
 
+// Renew is the authority with a new certificate of the same subject and
+// the same key, valid from now until notAfter: what Strimzi's
+// renew-certificate policy does. A certificate issued under the renewed
+// one verifies against the old one too (same issuer name, same key, same
+// subject key id), so a client that still holds the old ca.crt keeps
+// trusting the brokers until the old certificate expires.
+func (a *Authority) Renew(now, notAfter time.Time) (*Authority, error) {
+	// Certificates carry whole seconds: the renewed one starts on the
+	// second after every certificate issued under the old one so far, so
+	// that IssuedBy never counts one of those as the renewed CA's.
+	tmpl := &x509.Certificate{
+		SerialNumber:          newSerial(),
+		Subject:               a.Cert.Subject,
+		SubjectKeyId:          a.Cert.SubjectKeyId,
+		NotBefore:             now.Add(-backdate).Truncate(time.Second).Add(time.Second),
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, a.Key.Public(), a.Key)
+	if err != nil {
+		return nil, fmt.Errorf("pki: renew CA certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &Authority{Cert: cert, Key: a.Key, CertPEM: encodeCert(der), KeyPEM: a.KeyPEM}, nil
+}
+
+// SameKey reports whether two certificates carry the same public key.
+func SameKey(a, b *x509.Certificate) bool { return samePublicKey(a.PublicKey, b.PublicKey) }
+
 // ErrNotCA is a certificate that cannot sign others, or a key that is not
 // the certificate's.
 var ErrNotCA = errors.New("not a usable CA")
@@ -116,10 +151,16 @@ func (a *Authority) Issue(spec LeafSpec, now time.Time) (KeyPair, error) {
 	if notAfter.IsZero() || notAfter.After(a.Cert.NotAfter) {
 		notAfter = a.Cert.NotAfter
 	}
+	// A certificate never predates its CA's: IssuedBy tells a renewed
+	// CA's certificates from its predecessor's by their validity.
+	notBefore := now.Add(-backdate)
+	if notBefore.Before(a.Cert.NotBefore) {
+		notBefore = a.Cert.NotBefore
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: newSerial(),
 		Subject:      pkix.Name{CommonName: spec.CommonName},
-		NotBefore:    now.Add(-backdate),
+		NotBefore:    notBefore,
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		DNSNames:     spec.DNSNames,
@@ -149,9 +190,18 @@ func (a *Authority) Issue(spec LeafSpec, now time.Time) (KeyPair, error) {
 	return KeyPair{CertPEM: encodeCert(der), KeyPEM: keyPEM, Cert: cert}, nil
 }
 
-// Signed reports whether cert was signed by the authority's key.
-func (a *Authority) Signed(cert *x509.Certificate) bool {
-	return cert.CheckSignatureFrom(a.Cert) == nil
+// Signed reports whether cert was issued under the authority's
+// certificate (IssuedBy).
+func (a *Authority) Signed(cert *x509.Certificate) bool { return IssuedBy(cert, a.Cert) }
+
+// IssuedBy reports whether cert was issued under the CA certificate ca:
+// signed by its key, within its validity. A renewed CA keeps its key, so
+// the signature alone cannot tell its certificates from those issued
+// under the certificate it replaced; their validity can, since Issue
+// never lets a certificate start before or end after its CA's.
+func IssuedBy(cert, ca *x509.Certificate) bool {
+	return cert.CheckSignatureFrom(ca) == nil &&
+		!cert.NotBefore.Before(ca.NotBefore) && !cert.NotAfter.After(ca.NotAfter)
 }
 
 // newSerial is a random 128-bit serial number, as RFC 5280 recommends.

@@ -126,3 +126,80 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestRenewKeepsKey: a renewed CA keeps its key and subject, so a
+// certificate issued under the renewed certificate verifies against the
+// old one alone (a client that still holds the old ca.crt), and IssuedBy
+// still tells which of the two certificates a leaf was issued under.
+func TestRenewKeepsKey(t *testing.T) {
+	now := time.Now()
+	old := newCA(t, now.Add(-time.Hour))
+	before, err := old.Issue(LeafSpec{CommonName: "kairo-0", Organization: OrgBroker,
+		DNSNames: []string{"localhost"}, Server: true}, now.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In the same second as the last certificate of the old one.
+	renewed, err := old.Renew(now.Add(-time.Hour), now.Add(48*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Fingerprint(renewed.Cert) == Fingerprint(old.Cert) || !renewed.Cert.NotAfter.After(old.Cert.NotAfter) {
+		t.Fatalf("the renewed certificate is not a new one: expires %v", renewed.Cert.NotAfter)
+	}
+	if !SameKey(renewed.Cert, old.Cert) || string(renewed.KeyPEM) != string(old.KeyPEM) {
+		t.Fatal("the renewal changed the key")
+	}
+	if _, err := ParseAuthority(renewed.CertPEM, renewed.KeyPEM); err != nil {
+		t.Fatalf("the renewed CA does not parse with its key: %v", err)
+	}
+	after, err := renewed.Issue(LeafSpec{CommonName: "kairo-0", Organization: OrgBroker,
+		DNSNames: []string{"localhost"}, Server: true, NotAfter: now.Add(36 * time.Hour)}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		leaf, root *x509.Certificate
+	}{
+		{"new leaf, old root", after.Cert, old.Cert},
+		{"old leaf, new root", before.Cert, renewed.Cert},
+	} {
+		roots := x509.NewCertPool()
+		roots.AddCert(tc.root)
+		if _, err := tc.leaf.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: roots, CurrentTime: now,
+			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		leaf *x509.Certificate
+		ca   *Authority
+		want bool
+	}{
+		{"old leaf under the old certificate", before.Cert, old, true},
+		{"old leaf under the renewed certificate", before.Cert, renewed, false},
+		{"new leaf under the renewed certificate", after.Cert, renewed, true},
+		{"new leaf under the old certificate", after.Cert, old, false},
+	} {
+		if got := tc.ca.Signed(tc.leaf); got != tc.want {
+			t.Errorf("%s: Signed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestIssueNeverPredatesCA: a CA made a moment ago (a user's, without a
+// backdated start) issues certificates that start when it does, so that
+// IssuedBy counts them as its own.
+func TestIssueNeverPredatesCA(t *testing.T) {
+	now := time.Now()
+	ca := newCA(t, now.Add(backdate)) // starts at now
+	kp, err := ca.Issue(LeafSpec{CommonName: "alice", Organization: OrgUser, Client: true}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kp.Cert.NotBefore.Before(ca.Cert.NotBefore) || !ca.Signed(kp.Cert) {
+		t.Errorf("leaf starts %v, its CA %v", kp.Cert.NotBefore, ca.Cert.NotBefore)
+	}
+}
