@@ -85,7 +85,7 @@ test-unit: ## Run the tests that need no API server and start no process or brok
 	go test -short ./... -timeout 10m
 
 .PHONY: test-e2e
-test-e2e: build images k8s-binaries helm kcat ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
+test-e2e: build images k8s-binaries helm kcat curl ## Run the end-to-end suite (test/e2e) on a local cluster: helm install, kubectl apply, port-forward, faults.
 	KAIRO_E2E=1 go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v -ginkgo.no-color
 
 ##@ Build
@@ -126,6 +126,10 @@ test-demo: k8s-binaries helm ## Run only the demo's test: the demo twice, non-in
 .PHONY: kcat
 kcat: ## Install kcat (librdkafka), the Kafka client test/kafka and the e2e suite run, from Debian's packages when it is missing.
 	@command -v kcat >/dev/null || { apt-get update && apt-get install -y kcat; }
+
+.PHONY: curl
+curl: ## Install curl, which the e2e suite runs against a cluster with TLS and users, from Debian's packages when it is missing.
+	@command -v curl >/dev/null || { apt-get update && apt-get install -y curl; }
 
 .PHONY: kafkajs
 kafkajs: ## Install the kafkajs test client that test/kafka runs under node (pinned by test/kafka/kafkajs/package-lock.json), once.

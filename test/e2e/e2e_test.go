@@ -638,6 +638,10 @@ spec:
 		Expect(names).To(ContainElements("data-kairo-0", "data-kairo-1", "data-kairo-2"))
 	}, SpecTimeout(3*time.Minute))
 
+	It("9b. secures a KairoCluster: curl over HTTPS with users and ACLs, kcat over SASL_SSL, a CA renewal under an acks=all producer", func(ctx SpecContext) {
+		securedCluster(ctx)
+	}, SpecTimeout(12*time.Minute))
+
 	It("10. uninstalls the chart; deleting the namespaces is not blocked by any finalizer", func(ctx SpecContext) {
 		_, err := helm(ctx, "uninstall", releaseName, "--namespace", releaseNS, "--wait", "--timeout", "2m")
 		Expect(err).NotTo(HaveOccurred())
@@ -723,9 +727,16 @@ func getGroup(ctx context.Context, g Gomega) *kairov1alpha1.ConsumerGroup {
 // Ready=True.
 func waitClusterReady(ctx context.Context, replicas int, timeout time.Duration) *kairov1alpha1.KairoCluster {
 	GinkgoHelper()
+	return waitClusterReadyIn(ctx, ns, clusterName, replicas, timeout)
+}
+
+// waitClusterReadyIn is waitClusterReady for any KairoCluster.
+func waitClusterReadyIn(ctx context.Context, namespace, name string, replicas int, timeout time.Duration) *kairov1alpha1.KairoCluster {
+	GinkgoHelper()
 	var kc *kairov1alpha1.KairoCluster
 	Eventually(func(g Gomega) {
-		kc = getClusterG(ctx, g)
+		kc = &kairov1alpha1.KairoCluster{}
+		g.Expect(s.k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, kc)).To(Succeed())
 		st := kc.Status
 		g.Expect(st.ObservedGeneration).To(Equal(kc.Generation), "status is of the current spec")
 		ready := conditionOf(st.Conditions, "Ready")
@@ -736,7 +747,7 @@ func waitClusterReady(ctx context.Context, replicas int, timeout time.Duration) 
 		g.Expect(st.Brokers).To(HaveLen(replicas), "brokers %s", brokersLine(kc))
 		for i, b := range st.Brokers {
 			g.Expect(b.ID).To(BeEquivalentTo(i))
-			g.Expect(b.Pod).To(Equal(fmt.Sprintf("%s-%d", clusterName, i)))
+			g.Expect(b.Pod).To(Equal(fmt.Sprintf("%s-%d", name, i)))
 			g.Expect(b.Ready).To(BeTrue(), "broker %d ready", b.ID)
 			g.Expect(b.State).To(Equal("alive"), "broker %d", b.ID)
 		}

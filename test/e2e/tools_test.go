@@ -90,6 +90,10 @@ type portForward struct {
 	ns, target string
 	remote     int
 	local      int
+	// base is the forwarded address clients use; alive is the watchdog's
+	// check of it.
+	base  string
+	alive func(base string) error
 	// held keeps local from being given to anyone else while kubectl
 	// (started again on it after a failure) binds it itself.
 	held    *heldport.Bound
@@ -119,7 +123,21 @@ func startPortForwardProbed(ns, target string, remote int, probe func(base strin
 	GinkgoHelper()
 	held, err := heldport.Hold("127.0.0.1")
 	Expect(err).NotTo(HaveOccurred())
-	pf := &portForward{ns: ns, target: target, remote: remote, local: held.Port(), held: held,
+	base := "http://127.0.0.1:" + strconv.Itoa(held.Port())
+	return startPortForwardHeld(ns, target, held, remote, base, probe, func(base string) error {
+		_, err := httpGetTimeout(base+"/health", 2*time.Second)
+		return err
+	})
+}
+
+// startPortForwardHeld starts a port-forward from the local port held
+// keeps to remote, clients reaching it at base; it waits until probe
+// succeeds, and the watchdog starts kubectl again when alive fails three
+// times in a row.
+func startPortForwardHeld(ns, target string, held *heldport.Bound, remote int, base string,
+	probe, alive func(base string) error) *portForward {
+	GinkgoHelper()
+	pf := &portForward{ns: ns, target: target, remote: remote, local: held.Port(), held: held, base: base, alive: alive,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	pf.logPath = filepath.Join(s.workDir, fmt.Sprintf("port-forward-%d.log", pf.local))
 	go pf.loop()
@@ -131,8 +149,12 @@ func startPortForwardProbed(ns, target string, remote int, probe func(base strin
 	return pf
 }
 
-// URL is the forwarded address, http://127.0.0.1:<local>.
-func (pf *portForward) URL() string { return "http://127.0.0.1:" + strconv.Itoa(pf.local) }
+// URL is the forwarded address: http://127.0.0.1:<local>, or the base
+// it was started with.
+func (pf *portForward) URL() string { return pf.base }
+
+// Local is the local port.
+func (pf *portForward) Local() int { return pf.local }
 
 // Restarts says how often kubectl had to be started again.
 func (pf *portForward) Restarts() int {
@@ -183,9 +205,9 @@ func (pf *portForward) loop() {
 	}
 }
 
-// watchdog restarts kubectl when the forward has not answered /health for
-// three seconds: kubectl keeps running when the pod it picked stops
-// answering, and a user would start it again.
+// watchdog restarts kubectl when the forward has not answered (alive:
+// /health) for three seconds: kubectl keeps running when the pod it picked
+// stops answering, and a user would start it again.
 func (pf *portForward) watchdog() {
 	failures := 0
 	tick := time.NewTicker(time.Second)
@@ -196,7 +218,7 @@ func (pf *portForward) watchdog() {
 			return
 		case <-tick.C:
 		}
-		if _, err := httpGetTimeout(pf.URL()+"/health", 2*time.Second); err == nil {
+		if err := pf.alive(pf.base); err == nil {
 			failures = 0
 			continue
 		}

@@ -26,13 +26,37 @@ type apiError struct {
 
 func (e *apiError) Error() string { return fmt.Sprintf("HTTP %d %s: %s", e.Status, e.Code, e.Msg) }
 
-func httpGet(u string) ([]byte, error) { return httpDo(http.MethodGet, u, "", httpClient) }
+func httpGet(u string) ([]byte, error) { return httpDo(http.MethodGet, u, "", clientFor(u)) }
 
 func httpGetTimeout(u string, timeout time.Duration) ([]byte, error) {
-	return httpDo(http.MethodGet, u, "", &http.Client{Timeout: timeout})
+	return httpDo(http.MethodGet, u, "", &http.Client{Timeout: timeout, Transport: clientFor(u).Transport})
 }
 
-func httpPost(u, body string) ([]byte, error) { return httpDo(http.MethodPost, u, body, httpClient) }
+func httpPost(u, body string) ([]byte, error) { return httpDo(http.MethodPost, u, body, clientFor(u)) }
+
+// tlsClients are the clients of the HTTPS port-forwards by local address
+// ("localhost:<port>"): each trusts its cluster's CA. A base URL carries
+// its user's name and password (https://user:password@localhost:<port>),
+// which net/http sends as HTTP Basic.
+var (
+	tlsClientsMu sync.Mutex
+	tlsClients   = map[string]*http.Client{}
+)
+
+// clientFor is the client for u: the one registered for its host, else
+// httpClient.
+func clientFor(u string) *http.Client {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return httpClient
+	}
+	tlsClientsMu.Lock()
+	defer tlsClientsMu.Unlock()
+	if c, ok := tlsClients[parsed.Host]; ok {
+		return c
+	}
+	return httpClient
+}
 
 func httpDo(method, u, body string, c *http.Client) ([]byte, error) {
 	var r io.Reader
@@ -156,7 +180,7 @@ func startProducer(base, topic, prefix string) *producer {
 
 func (p *producer) run(ctx context.Context) {
 	defer close(p.done)
-	client := &http.Client{Timeout: 15 * time.Second}
+	client := &http.Client{Timeout: 15 * time.Second, Transport: clientFor(p.base).Transport}
 	for seq := 0; ctx.Err() == nil; seq++ {
 		value := fmt.Sprintf("%s-%06d", p.prefix, seq)
 		body := fmt.Sprintf(`{"topic":%q,"key":%q,"value":%q,"acks":"all","timeout_ms":10000}`, p.topic, value, value)
