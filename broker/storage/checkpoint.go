@@ -127,6 +127,10 @@ func syncOpenFile(f *os.File) error {
 	return nil
 }
 
+// SyncDir fsyncs a directory so that the entries created, renamed and
+// removed in it survive a crash: the parent of the directories Create made.
+func SyncDir(dir string) error { return syncDir(dir) }
+
 // syncDir fsyncs a directory so that created, renamed and removed entries
 // survive a crash.
 func syncDir(dir string) error {

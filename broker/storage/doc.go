@@ -25,6 +25,8 @@
 //	func ParseCompression(name string) (Compression, bool)
 //	func DefaultConfig() Config
 //	func Open(dir string, cfg Config) (*Log, error)
+//	func Create(dir, topicID string, cfg Config) (*Log, error) // a new partition, two fsyncs
+//	func SyncDir(dir string) error // the parent of the directories Create made
 //	func (l *Log) Append(records []Record, leaderEpoch int32) (base, last int64, err error)
 //	func (l *Log) AppendRecords(records []Record, leaderEpoch int32, opts BatchOptions) (AppendResult, error)
 //	func (l *Log) AppendBatch(batch []byte, leaderEpoch int32) (AppendResult, error)
@@ -92,6 +94,10 @@
 // partition.metadata ("version: 0", "topic_id: <id>", Kafka's KIP-516
 // file) names the topic the directory belongs to; Open ignores it, and
 // ReadTopicID and WriteTopicID read and write it for the replica layer.
+// Create writes it first, fsynced, when it makes a new directory, with
+// the first segment only, and makes the directory durable with one fsync
+// of it; the caller fsyncs the parent (SyncDir) once for many new
+// directories (create.go).
 //
 // # Batch format
 //

@@ -56,11 +56,7 @@ func WriteTopicID(dir, id string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join(dir, partitionMetadataFile)
-	if err := writeFileSync(path+tmpSuffix, []byte("version: 0\ntopic_id: "+id+"\n")); err != nil {
-		return err
-	}
-	if err := os.Rename(path+tmpSuffix, path); err != nil {
+	if err := writeTopicIDFile(dir, id); err != nil {
 		return err
 	}
 	if err := syncDir(dir); err != nil {
@@ -68,6 +64,17 @@ func WriteTopicID(dir, id string) error {
 	}
 	// And the directory's own entry, for a directory created just now.
 	return syncDir(filepath.Dir(dir))
+}
+
+// writeTopicIDFile puts partition.metadata in place with its contents
+// durable, but not yet its directory entry: it is renamed into place only
+// after its fsync, so a crash leaves either no file or the whole of it.
+func writeTopicIDFile(dir, id string) error {
+	path := filepath.Join(dir, partitionMetadataFile)
+	if err := writeFileSync(path+tmpSuffix, []byte("version: 0\ntopic_id: "+id+"\n")); err != nil {
+		return err
+	}
+	return os.Rename(path+tmpSuffix, path)
 }
 
 // validTopicID accepts what topic ids are made of: a UUID in its text form
