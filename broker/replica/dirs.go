@@ -68,6 +68,24 @@ func parsePartitionDir(name string) (string, int32, bool) {
 
 // openPartition opens (creating if needed) the log of one partition and
 // registers it; only the metadata goroutine and NewManager call it.
+func (m *Manager) openPartition(topic string, partition int32, topicID string, overrides map[string]string, deleteStale bool) (*partition, error) {
+	p, created, err := m.loadPartition(topic, partition, topicID, overrides, deleteStale)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		if err := m.syncDataDir(); err != nil {
+			discardCreated(p)
+			return nil, err
+		}
+	}
+	m.register(p, overrides)
+	return p, nil
+}
+
+// loadPartition opens the log of one partition without registering it;
+// created reports a directory made by storage.Create, whose entry in the
+// data directory is not durable until syncDataDir.
 //
 // topicID is the partition's topic id in the metadata, "" when unknown
 // (reopening at start, or tests). A directory recorded with another id
@@ -76,39 +94,65 @@ func parsePartitionDir(name string) (string, int32, bool) {
 // opening fails. A directory without an id (written before topic ids)
 // takes topicID. A new directory records topicID before its first segment
 // exists, so every directory holding data names its topic.
-func (m *Manager) openPartition(topic string, partition int32, topicID string, overrides map[string]string, deleteStale bool) (*partition, error) {
-	key := partitionKey{topic, partition}
+func (m *Manager) loadPartition(topic string, partition int32, topicID string, overrides map[string]string, deleteStale bool) (p *partition, created bool, err error) {
 	dir := filepath.Join(m.cfg.DataDir, partitionDir(topic, partition))
+	if topicID != "" {
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			lg, err := storage.Create(dir, topicID, m.cfg.LogConfig(overrides))
+			if err != nil {
+				return nil, false, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+			}
+			return newPartition(topic, topicID, partition, lg, m.env), true, nil
+		}
+	}
 	onDisk, err := storage.ReadTopicID(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+		return nil, false, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
 	}
 	if topicID != "" && onDisk != topicID {
 		if onDisk != "" {
 			if !deleteStale {
-				return nil, fmt.Errorf("open partition %s-%d: %s holds topic id %s, not %s; kept until the metadata has caught up",
+				return nil, false, fmt.Errorf("open partition %s-%d: %s holds topic id %s, not %s; kept until the metadata has caught up",
 					topic, partition, dir, onDisk, topicID)
 			}
 			if err := m.deleteStaleDir(dir, topic, partition, onDisk, topicID); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 		if err := storage.WriteTopicID(dir, topicID); err != nil {
-			return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+			return nil, false, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
 		}
 		onDisk = topicID
 	}
 	lg, err := storage.Open(dir, m.cfg.LogConfig(overrides))
 	if err != nil {
-		return nil, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
+		return nil, false, fmt.Errorf("open partition %s-%d: %w", topic, partition, err)
 	}
-	p := newPartition(topic, onDisk, partition, lg, m.env)
+	return newPartition(topic, onDisk, partition, lg, m.env), false, nil
+}
+
+// syncDataDir makes the entries of the partition directories created in
+// the data directory durable; a replica is registered, and so used, only
+// after the sync that covers its directory.
+func (m *Manager) syncDataDir() error {
+	if err := syncDir(m.cfg.DataDir); err != nil {
+		return fmt.Errorf("sync %s: %w", m.cfg.DataDir, err)
+	}
+	return nil
+}
+
+// syncDir is storage.SyncDir; tests make it fail, as a failing fsync
+// cannot be produced for real without a faulty device.
+var syncDir = storage.SyncDir
+
+// register makes an opened partition one this broker hosts.
+func (m *Manager) register(p *partition, overrides map[string]string) {
+	key := partitionKey{p.topic, p.id}
 	m.mu.Lock()
 	m.partitions[key] = p
 	m.configs[key] = overrides
 	m.hwChanges.Add(1) // the checkpoint gains a line
 	m.mu.Unlock()
-	return p, nil
 }
 
 // deleteStaleDir removes a partition directory left by a deleted topic of

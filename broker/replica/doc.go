@@ -11,6 +11,11 @@
 // the named broker in the named epoch, applies topic config changes to the
 // log, and deletes replicas no longer assigned (only once the metadata is
 // caught up, so a restarting broker never deletes on a partial view).
+// The replicas one metadata change assigns here are opened a few at a time
+// (openmany.go): a burst of topic creations brings hundreds in one image,
+// and a new one costs mostly waiting for the disk. Their new directories
+// are made durable by one fsync of the data directory, before any of them
+// is used.
 //
 // A topic deleted and created again under the same name is another topic:
 // it has a new topic id, and its leader epochs start again at 0. Every

@@ -281,6 +281,7 @@ func (m *Manager) reconcile() {
 	m.known = known
 	m.mu.Unlock()
 
+	m.openAssigned(known, caughtUp)
 	for key, st := range known {
 		if !st.hosts(m.cfg.BrokerID) {
 			continue
@@ -299,21 +300,23 @@ func (m *Manager) reconcile() {
 			m.logger.Warn("Replica belongs to a deleted topic of the same name", "topic", key.topic, "partition", key.partition,
 				"stale_topic_id", p.TopicID(), "topic_id", st.TopicID)
 			m.removePartitions(key)
-			p = nil
-		}
-		if p != nil && p.TopicID() == "" && st.TopicID != "" {
-			if err := p.adoptTopicID(st.TopicID); err != nil {
-				m.logger.Error("Cannot record the topic id", "topic", key.topic, "partition", key.partition, "error", err)
-				continue
-			}
-		}
-		if p == nil {
 			var err error
 			if p, err = m.openPartition(key.topic, key.partition, st.TopicID, st.Config, caughtUp); err != nil {
 				m.logger.Error("Cannot host partition", "topic", key.topic, "partition", key.partition, "error", err)
 				continue
 			}
-		} else if !maps.Equal(overrides, st.Config) {
+			overrides = st.Config
+		}
+		if p == nil {
+			continue // not opened: openAssigned said why
+		}
+		if p.TopicID() == "" && st.TopicID != "" {
+			if err := p.adoptTopicID(st.TopicID); err != nil {
+				m.logger.Error("Cannot record the topic id", "topic", key.topic, "partition", key.partition, "error", err)
+				continue
+			}
+		}
+		if !maps.Equal(overrides, st.Config) {
 			p.log.SetConfig(m.cfg.LogConfig(st.Config))
 			m.mu.Lock()
 			m.configs[key] = st.Config
