@@ -21,6 +21,9 @@ export KUBEBUILDER_ASSETS ?= $(K8S_BIN_DIR)
 CONTROLLER_GEN ?= go tool -modfile=hack/tools/controller-gen/go.mod controller-gen
 GOLANGCI_LINT ?= go tool -modfile=hack/tools/golangci-lint/go.mod golangci-lint
 HELM ?= $(LOCALBIN)/helm
+# cert-manager's certificate controllers and CRDs, for the envtest specs of
+# spec.security.ca.issuerRef (hack/tools/cert-manager pins the version).
+CERT_MANAGER_DIR ?= $(LOCALBIN)/cert-manager
 HELM_VERSION ?= v3.22.0
 
 SHELL = /usr/bin/env bash -o pipefail
@@ -77,7 +80,7 @@ lint-fix: ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: manifests generate fmt vet k8s-binaries build images kafkajs kcat ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
+test: manifests generate fmt vet k8s-binaries cert-manager build images kafkajs kcat ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
 	go test ./... -timeout 30m
 
 .PHONY: test-unit
@@ -140,6 +143,12 @@ helm: $(HELM) ## Build the helm CLI (HELM_VERSION) into bin/.
 $(HELM):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+.PHONY: cert-manager
+cert-manager: ## Build cert-manager's certificate controllers (hack/tools/cert-manager, pinned) into bin/cert-manager/controller and copy the module's CRDs beside them, for the issuerRef envtest specs.
+	@mkdir -p $(CERT_MANAGER_DIR)/crds
+	cd hack/tools/cert-manager && $(GO_BUILD_ENV) go build -o $(CERT_MANAGER_DIR)/controller .
+	install -m 0644 "$$(cd hack/tools/cert-manager && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)"/deploy/crds/cert-manager.io_*.yaml $(CERT_MANAGER_DIR)/crds/
 
 .PHONY: k8s-binaries
 k8s-binaries: ## Build etcd, kube-apiserver, kube-controller-manager and kube-scheduler into bin/k8s (cached).
