@@ -67,6 +67,10 @@ const (
 	// missing, does not hold a CA with its key, or the CA expired (Degraded
 	// True).
 	ReasonCAUnusable = "CAUnusable"
+	// ReasonWaitingForIssuer: a cert-manager issuer (spec.security.ca.issuerRef)
+	// has not issued every certificate yet (Progressing True); the
+	// message carries the Certificates' own reasons.
+	ReasonWaitingForIssuer = "WaitingForIssuer"
 )
 
 // KairoCluster: QuorumFaultTolerant, whether the metadata quorum goes on

@@ -100,6 +100,9 @@ var errNotOwned = errors.New("exists and is not owned by the KairoCluster")
 
 func (r *KairoClusterReconciler) certificates(ctx context.Context, st *reconcileState) (bool, error) {
 	c := st.cluster
+	if resources.IssuedByCertManager(c) {
+		return r.issuedCertificates(ctx, st)
+	}
 	now := r.now()
 	validity, renewBefore := caDurations(c)
 	signing, err := r.signingCA(ctx, st, now, validity, renewBefore)

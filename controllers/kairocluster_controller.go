@@ -284,6 +284,9 @@ func (r *KairoClusterReconciler) controllerBuilder(mgr ctrl.Manager) *builder.Bu
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// The Secrets cert-manager writes for a cluster (issuerRef) carry
+		// its labels but no owner: a renewal wakes the cluster.
+		Watches(&corev1.Secret{}, toCluster, builder.WithPredicates(issuedSecret)).
 		Watches(&corev1.Pod{}, toCluster, builder.WithPredicates(podChanged)).
 		Watches(&corev1.PersistentVolumeClaim{}, toCluster, builder.WithPredicates(claimChanged)).
 		WithOptions(controller.Options{

@@ -53,6 +53,7 @@ var degradedOrder = []string{
 // progressingOrder ranks Progressing reasons the same way.
 var progressingOrder = []string{
 	ReasonCreating,
+	ReasonWaitingForIssuer,
 	ReasonDraining,
 	ReasonScalingDown,
 	ReasonScalingUp,
@@ -96,7 +97,7 @@ func computeStatus(st *reconcileState) kairov1alpha1.KairoClusterStatus {
 	if st.certs != nil {
 		s.Security = &kairov1alpha1.SecurityStatus{
 			CASecret:             resources.CACertSecretName(c),
-			CANotAfter:           ptr.To(metav1.NewTime(st.certs.signing.Cert.NotAfter)),
+			CANotAfter:           ptr.To(metav1.NewTime(st.certs.caNotAfter())),
 			CertificatesNotAfter: ptr.To(metav1.NewTime(st.certs.notAfter)),
 			PeerTLS:              st.certs.peerTLS,
 		}

@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,6 +294,9 @@ func (r *KairoUserReconciler) password(ctx context.Context, u *kairov1alpha1.Kai
 // cluster CA, kept until it is due for renewal or the CA changes.
 func (r *KairoUserReconciler) certificate(ctx context.Context, u *kairov1alpha1.KairoUser, c *kairov1alpha1.KairoCluster,
 	old map[string][]byte) (map[string][]byte, error) {
+	if resources.IssuedByCertManager(c) {
+		return r.issuedCertificate(ctx, u, c, old)
+	}
 	ca, err := loadClusterCA(ctx, r.Client, r.APIReader, c)
 	if err != nil {
 		return nil, err
@@ -301,7 +305,14 @@ func (r *KairoUserReconciler) certificate(ctx context.Context, u *kairov1alpha1.
 	if err != nil {
 		return nil, err
 	}
-	data := map[string][]byte{UserCertKey: certPEM, UserKeyKey: keyPEM, resources.CACertKey: pki.EncodeCertificates(ca.trust...)}
+	return withPKCS12(u, certPEM, keyPEM, ca.trust, old)
+}
+
+// withPKCS12 is a tls user's Secret data for a certificate and key: them,
+// the CAs to trust, and a PKCS#12 bundle of all three with its password
+// (the old bundle while the certificate is the same).
+func withPKCS12(u *kairov1alpha1.KairoUser, certPEM, keyPEM []byte, trust []*x509.Certificate, old map[string][]byte) (map[string][]byte, error) {
+	data := map[string][]byte{UserCertKey: certPEM, UserKeyKey: keyPEM, resources.CACertKey: pki.EncodeCertificates(trust...)}
 	if string(certPEM) == string(old[UserCertKey]) && len(old[UserP12Key]) > 0 {
 		data[UserP12Key], data[UserP12PasswordKey] = old[UserP12Key], old[UserP12PasswordKey]
 		return data, nil
@@ -315,7 +326,7 @@ func (r *KairoUserReconciler) certificate(ctx context.Context, u *kairov1alpha1.
 		return nil, err
 	}
 	p12Password := rand.Text()[:generatedPasswordLength-6] + rand.Text()[:6]
-	p12, err := pkcs12.Modern.Encode(key, certs[0], ca.trust, p12Password)
+	p12, err := pkcs12.Modern.Encode(key, certs[0], trust, p12Password)
 	if err != nil {
 		return nil, fmt.Errorf("PKCS#12 bundle for %s: %w", u.Name, err)
 	}
@@ -450,6 +461,7 @@ func (r *KairoUserReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kairov1alpha1.KairoUser{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.Secret{}, usersOfCluster).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(userOfIssuedSecret)).
 		WatchesRawSource(passwords).
 		Watches(&kairov1alpha1.KairoCluster{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			var users kairov1alpha1.KairoUserList

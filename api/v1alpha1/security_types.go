@@ -76,16 +76,27 @@ const (
 
 // CertificateAuthoritySpec configures the cluster CA.
 // +kubebuilder:validation:XValidation:rule="!has(self.validity) || !has(self.renewBefore) || duration(self.renewBefore) < duration(self.validity)",message="renewBefore must be shorter than validity"
+// +kubebuilder:validation:XValidation:rule="!has(self.issuerRef) || !has(self.secretName) || size(self.secretName) == 0",message="issuerRef and secretName are mutually exclusive: certificates come from a cert-manager issuer or from a CA Secret, not both"
 type CertificateAuthoritySpec struct {
 	// secretName names a Secret in the cluster's namespace holding a CA the
 	// user brings: tls.crt and tls.key (a kubernetes.io/tls Secret), or
 	// ca.crt and ca.key. The operator issues certificates from it and never
 	// renews or changes it; replacing its content is a CA renewal (both CAs
-	// are trusted until every certificate is reissued). Empty: the operator
-	// creates and renews its own CA.
+	// are trusted until every certificate is reissued). Empty, with no
+	// issuerRef: the operator creates and renews its own CA.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	SecretName string `json:"secretName,omitempty"`
+
+	// issuerRef names a cert-manager Issuer (in the cluster's namespace) or
+	// ClusterIssuer that issues the brokers', the operator's and the tls
+	// KairoUsers' certificates instead of the operator: the operator
+	// creates cert-manager Certificates, the brokers mount the Secrets
+	// cert-manager writes and trust the CA it puts in their ca.crt, and
+	// cert-manager renews them (validity and renewBefore become the
+	// Certificates' duration and renewBefore). Needs cert-manager installed.
+	// +optional
+	IssuerRef *IssuerReference `json:"issuerRef,omitempty"`
 
 	// validity of the operator's CA and of every certificate it issues,
 	// such as "8760h" (365 days, the default).
@@ -96,6 +107,29 @@ type CertificateAuthoritySpec struct {
 	// renewed, such as "720h" (30 days, the default).
 	// +optional
 	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+}
+
+// IssuerReference names a cert-manager issuer, as a cert-manager
+// Certificate's issuerRef does.
+type IssuerReference struct {
+	// name of the Issuer or ClusterIssuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// kind is Issuer (the default, in the cluster's namespace) or
+	// ClusterIssuer, or the kind of an external issuer.
+	// +optional
+	// +kubebuilder:default=Issuer
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind,omitempty"`
+
+	// group is the issuer's API group: cert-manager.io (the default) or an
+	// external issuer's.
+	// +optional
+	// +kubebuilder:default=cert-manager.io
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
 }
 
 // ListenersSecurity sets TLS and authentication on each client listener.

@@ -162,8 +162,30 @@ func CACertSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-
 func BrokerCertsSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-broker-certs" }
 
 // OperatorCertSecretName holds the operator's client certificate for the
-// cluster, a superuser on every listener.
-func OperatorCertSecretName(c *kairov1alpha1.KairoCluster) string { return c.Name + "-operator-cert" }
+// cluster, a superuser on every listener: tls.crt, tls.key and ca.crt. With
+// a cert-manager issuer (IssuedByCertManager) cert-manager writes it, under
+// a name of its own so that a cluster moving between the two never has
+// two writers of one Secret.
+func OperatorCertSecretName(c *kairov1alpha1.KairoCluster) string {
+	if IssuedByCertManager(c) {
+		return c.Name + "-operator-tls"
+	}
+	return c.Name + "-operator-cert"
+}
+
+// IssuedByCertManager reports whether the cluster's certificates come from
+// the cert-manager issuer of spec.security.ca.issuerRef.
+func IssuedByCertManager(c *kairov1alpha1.KairoCluster) bool {
+	s := c.Spec.Security
+	return s != nil && s.CA != nil && s.CA.IssuerRef != nil
+}
+
+// BrokerTLSSecretName is the Secret cert-manager writes broker id's
+// certificate into (tls.crt, tls.key, ca.crt) when IssuedByCertManager;
+// its Certificate has the same name.
+func BrokerTLSSecretName(c *kairov1alpha1.KairoCluster, id int32) string {
+	return PodName(c, id) + "-tls"
+}
 
 // NetworkPolicyName is the NetworkPolicy of the cluster's brokers.
 func NetworkPolicyName(c *kairov1alpha1.KairoCluster) string { return c.Name }

@@ -312,14 +312,31 @@ func (b *Builder) volumes() []corev1.Volume {
 		// secret is.
 		vols = append(vols, corev1.Volume{Name: TLSVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 			DefaultMode: ptr.To(int32(0o444)),
-			Sources: []corev1.VolumeProjection{
-				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: BrokerCertsSecretName(b.Cluster)}}},
-				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: CACertSecretName(b.Cluster)},
-					Items: []corev1.KeyToPath{{Key: CACertKey, Path: CACertKey}}}},
-			},
+			Sources: append(b.brokerCertProjections(),
+				corev1.VolumeProjection{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: CACertSecretName(b.Cluster)},
+					Items: []corev1.KeyToPath{{Key: CACertKey, Path: CACertKey}}}}),
 		}}})
 	}
 	return vols
+}
+
+// brokerCertProjections put every broker's certificate and key into the
+// TLS volume as <pod>.crt and <pod>.key: the operator's broker
+// certificates' Secret, or with a cert-manager issuer the Secret
+// cert-manager writes for each broker (tls.crt and tls.key renamed).
+func (b *Builder) brokerCertProjections() []corev1.VolumeProjection {
+	if !IssuedByCertManager(b.Cluster) {
+		return []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: BrokerCertsSecretName(b.Cluster)}}}}
+	}
+	out := make([]corev1.VolumeProjection, 0, b.Replicas)
+	for id := range b.Replicas {
+		out = append(out, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: BrokerTLSSecretName(b.Cluster, id)},
+			Items: []corev1.KeyToPath{{Key: TLSCertKey, Path: BrokerCertKey(b.Cluster, id)},
+				{Key: TLSKeyKey, Path: BrokerKeyKey(b.Cluster, id)}}}})
+	}
+	return out
 }
 
 func (b *Builder) tlsMounts() []corev1.VolumeMount {
