@@ -23,6 +23,10 @@
 // up; Close leaves (handing controllership to another voter first). For a
 // clean stop call ControlledShutdown, stop serving partitions, then Close.
 //
+// An idle cluster commits nothing: its raft traffic is the leader's
+// heartbeats. Followers learn of a commit from the barrier the leader
+// appends after it (commit.go), not from a periodic empty append.
+//
 // RemoveBroker takes a drained broker out of the quorum and the metadata
 // for good as far as that process goes: still running, it stays out. Its
 // id is free again, though: a broker started later with it — a
