@@ -182,6 +182,7 @@ func certificateNotReady(ctx context.Context, c client.Reader, ns, name string) 
 // issuedKeyPair is a Secret cert-manager wrote: the certificate, its key
 // and the CAs of ca.crt, checked to belong together.
 type issuedKeyPair struct {
+	secret          *corev1.Secret
 	certPEM, keyPEM []byte
 	cert            *x509.Certificate
 	cas             []*x509.Certificate
@@ -201,7 +202,7 @@ func readIssuedSecret(ctx context.Context, c client.Reader, ns, name string, now
 	if err != nil {
 		return nil, "", err
 	}
-	kp := &issuedKeyPair{certPEM: s.Data[resources.TLSCertKey], keyPEM: s.Data[resources.TLSKeyKey]}
+	kp := &issuedKeyPair{secret: s, certPEM: s.Data[resources.TLSCertKey], keyPEM: s.Data[resources.TLSKeyKey]}
 	if kp.cas = parseBundle(s.Data[resources.CACertKey]); len(kp.cas) == 0 {
 		return nil, fmt.Sprintf("Secret %s from cert-manager has no CA in %s: the issuer must be one that puts its CA there (a CA or self-signed issuer, Vault)",
 			name, resources.CACertKey), nil
@@ -210,6 +211,23 @@ func readIssuedSecret(ctx context.Context, c client.Reader, ns, name string, now
 		return nil, certificateNotReady(ctx, c, ns, name), nil
 	}
 	return kp, "", nil
+}
+
+// adoptIssuedSecret makes owner an owner, not the controller, of a Secret
+// cert-manager wrote, so that it is deleted with the cluster or user as the
+// Certificate is. cert-manager applies its Secrets server-side and leaves
+// an owner reference it did not set alone.
+func adoptIssuedSecret(ctx context.Context, c client.Client, scheme *runtime.Scheme, owner client.Object, s *corev1.Secret) error {
+	for _, ref := range s.OwnerReferences {
+		if ref.UID == owner.GetUID() {
+			return nil
+		}
+	}
+	patch := client.MergeFromWithOptions(s.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if err := controllerutil.SetOwnerReference(owner, s, scheme); err != nil {
+		return err
+	}
+	return c.Patch(ctx, s, patch)
 }
 
 // signerOf is the CA of cas that signed cert, nil when none did.

@@ -93,6 +93,9 @@ func (r *KairoClusterReconciler) issuedCertificates(ctx context.Context, st *rec
 			pending = append(pending, why)
 			continue
 		}
+		if err := adoptIssuedSecret(ctx, r.Client, r.Scheme, c, kp.secret); err != nil {
+			return false, err
+		}
 		issued = append(issued, kp)
 	}
 	if len(pending) > 0 {

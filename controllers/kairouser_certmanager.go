@@ -68,6 +68,9 @@ func (r *KairoUserReconciler) issuedCertificate(ctx context.Context, u *kairov1a
 	if why != "" {
 		return nil, &userError{ReasonWaitingForIssuer, why}
 	}
+	if err := adoptIssuedSecret(ctx, r.Client, r.Scheme, u, kp.secret); err != nil {
+		return nil, err
+	}
 	trustSecret := &corev1.Secret{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: resources.CACertSecretName(c)}, trustSecret); err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoClusterCA, err)

@@ -158,6 +158,8 @@ var _ = Describe("Certificates from a cert-manager Issuer", Ordered, func() {
 		cert.SetKind("Certificate")
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: brokerSecret}, cert)).To(Succeed())
 		Expect(metav1.IsControlledBy(cert, kc)).To(BeTrue(), "the Certificate is the cluster's, deleted with it")
+		Eventually(func(g Gomega) []metav1.OwnerReference { return secretOf(ns, brokerSecret)(g).OwnerReferences }).
+			Should(ContainElement(HaveField("UID", kc.UID)), "the Secret cert-manager wrote goes with the cluster too")
 		err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: resources.BrokerCertsSecretName(kc)}, &corev1.Secret{})
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the operator issues no broker certificate of its own: %v", err)
 
@@ -218,6 +220,15 @@ var _ = Describe("Certificates from a cert-manager Issuer", Ordered, func() {
 				To(Equal(metav1.ConditionTrue))
 		}).WithTimeout(60 * time.Second).Should(Succeed())
 		Expect(broker.asOperator(http.MethodGet, "/brokers", nil).status).To(Equal(http.StatusOK))
+
+		By("deleting the user and the cluster deleting their Certificates and the Secrets cert-manager wrote")
+		Expect(k8sClient.Delete(ctx, user)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
+		for _, name := range []string{brokerSecret, resources.OperatorCertSecretName(kc), UserCertificateName(user)} {
+			Eventually(func() bool {
+				return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{}))
+			}).WithTimeout(60*time.Second).Should(BeTrue(), "Secret %s", name)
+		}
 	})
 
 	It("refuses an issuerRef next to a secretName", func() {
