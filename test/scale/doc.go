@@ -20,8 +20,9 @@
 // KAIRO_BENCH_BROKERS measures broker binaries side by side in one run,
 // alternating: "name=path,name=path" (default: this tree's cmd/broker,
 // built once). KAIRO_BENCH_ROUNDS (default 1, 3 for BenchmarkThroughput)
-// repeats each comparison; KAIRO_BENCH_SCENARIOS (e.g. "http-batched")
-// keeps the throughput scenarios it names;
+// repeats each comparison; KAIRO_BENCH_SCENARIOS keeps the throughput
+// scenarios whose names contain one of its comma-separated parts (e.g.
+// "http-batched,kafka-batched-snappy/acks=all");
 // KAIRO_BENCH_PARTITIONS (default "300,3000"; multiples of 3) sets the partition counts,
 // KAIRO_BENCH_IDLE (default 30s) the measuring window. With
 // KAIRO_BENCH_PROFILE set to a directory, every broker's CPU profile over

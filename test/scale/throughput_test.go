@@ -98,7 +98,9 @@ func BenchmarkThroughput(b *testing.B) {
 	scenarios := throughputScenarios(kairoctl)
 	if only := os.Getenv("KAIRO_BENCH_SCENARIOS"); only != "" {
 		scenarios = slices.DeleteFunc(scenarios, func(s throughputScenario) bool {
-			return !strings.Contains(only, strings.Split(s.name, "/")[0]) && !strings.Contains(only, s.name)
+			return !slices.ContainsFunc(strings.Split(only, ","), func(part string) bool {
+				return part != "" && strings.Contains(s.name, part)
+			})
 		})
 	}
 	bins := binaries(b)
@@ -124,11 +126,11 @@ func BenchmarkThroughput(b *testing.B) {
 						brokers += d - cpu0[i]
 					}
 					key := bin.name + "\t" + s.name
-					perRecord := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(res.records, 1)) }
+					perRecord := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(max(res.records, 1)) }
 					figures[key] = append(figures[key], res.rate)
 					brokerCost[key] = append(brokerCost[key], perRecord(brokers))
 					clientCost[key] = append(clientCost[key], perRecord(res.clientCPU))
-					b.Logf("%s %s: %.0f records/s; CPU per record: brokers %.1f µs, load generator %.1f µs (load average %s)",
+					b.Logf("%s %s: %.0f records/s; CPU per record: brokers %.2f µs, load generator %.2f µs (load average %s)",
 						bin.name, s.name, res.rate, perRecord(brokers), perRecord(res.clientCPU), loadAverage())
 					profileScenario(b, bc, fmt.Sprintf("throughput-%s-%s", bin.name, strings.NewReplacer("/", "-", "=", "").Replace(s.name)),
 						func() error { _, err := s.run(bc, fmt.Sprintf("%s-profiled", topic)); return err },
@@ -143,7 +145,7 @@ func BenchmarkThroughput(b *testing.B) {
 		for _, bin := range bins {
 			key := bin.name + "\t" + s.name
 			line = append(line, fmt.Sprintf("%s %s records/s, CPU µs/record: brokers %s, load generator %s", bin.name,
-				medianRange(figures[key], 0), medianRange(brokerCost[key], 1), medianRange(clientCost[key], 1)))
+				medianRange(figures[key], 0), medianRange(brokerCost[key], 2), medianRange(clientCost[key], 2)))
 		}
 		b.Log(strings.Join(line, " | "))
 	}
