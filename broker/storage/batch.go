@@ -131,20 +131,27 @@ func VerifyBatch(b []byte) (BatchHeader, error) {
 	return h, err
 }
 
+// checkBatch checks that b starts with one whole batch whose CRC matches,
+// and returns its header: VerifyBatch without decoding the records.
+func checkBatch(b []byte) (BatchHeader, error) {
+	h, err := ParseBatchHeader(b)
+	if err != nil {
+		return h, err
+	}
+	if h.Size() > len(b) {
+		return h, fmt.Errorf("%w: batch of %d bytes truncated to %d", ErrCorrupt, h.Size(), len(b))
+	}
+	return h, checkCRC(b[:h.Size()], h)
+}
+
 // verifyBatch is VerifyBatch with the records' decompressed size bounded
 // by limit and scratch (returned, perhaps grown) to decompress into.
 func verifyBatch(b []byte, limit int, scratch []byte) (BatchHeader, []byte, error) {
-	h, err := ParseBatchHeader(b)
+	h, err := checkBatch(b)
 	if err != nil {
 		return h, scratch, err
 	}
-	if h.Size() > len(b) {
-		return h, scratch, fmt.Errorf("%w: batch of %d bytes truncated to %d", ErrCorrupt, h.Size(), len(b))
-	}
 	b = b[:h.Size()]
-	if err := checkCRC(b, h); err != nil {
-		return h, scratch, err
-	}
 	records, scratch, err := recordsOf(b, h, scratch, limit)
 	if err != nil {
 		return h, scratch, err
