@@ -15,8 +15,9 @@ import (
 )
 
 // openExisting reopens the partition directories left by a previous run,
-// each with the topic id it records. Whether that id is still the topic's
-// is only known once the metadata has caught up (reconcile).
+// openWorkers at a time, each with the topic id it records. Whether that
+// id is still the topic's is only known once the metadata has caught up
+// (reconcile).
 func (m *Manager) openExisting() error {
 	entries, err := os.ReadDir(m.cfg.DataDir)
 	if err != nil {
@@ -27,22 +28,32 @@ func (m *Manager) openExisting() error {
 		// Only costs consumers a short wait until followers fetch again.
 		m.logger.Warn("Ignoring high watermark checkpoint", "error", err)
 	}
+	var keys []partitionKey
 	for _, e := range entries {
-		topic, partition, ok := parsePartitionDir(e.Name())
-		if !e.IsDir() || !ok {
-			continue
+		if topic, partition, ok := parsePartitionDir(e.Name()); e.IsDir() && ok {
+			keys = append(keys, partitionKey{topic, partition})
 		}
-		p, err := m.openPartition(topic, partition, "", nil, false)
+	}
+	errs := make([]error, len(keys))
+	inParallel(len(keys), func(i int) {
+		key := keys[i]
+		p, err := m.openPartition(key.topic, key.partition, "", nil, false)
 		if errors.Is(err, storage.ErrCorruptPartitionMetadata) {
 			// Neither served nor deleted: which topic it holds is unknown.
-			m.logger.Error("Cannot host partition", "topic", topic, "partition", partition, "error", err)
-			continue
+			m.logger.Error("Cannot host partition", "topic", key.topic, "partition", key.partition, "error", err)
+			return
 		}
 		if err != nil {
-			return err
+			errs[i] = err
+			return
 		}
-		if hw, ok := hws[partitionKey{topic, partition}]; ok {
+		if hw, ok := hws[key]; ok {
 			p.hw = min(max(hw, p.log.LogStartOffset()), p.log.LogEndOffset())
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	m.hwChanges.Add(1) // the high watermarks read back

@@ -5,12 +5,13 @@ import (
 	"sync/atomic"
 )
 
-// openWorkers bounds how many replicas one metadata change opens at once.
-// Opening a new replica is mostly waiting for the disk (a directory, a few
-// small files, two fsyncs), not CPU, so more workers than cores help: the
-// file system commits the fsyncs of several of them in one journal
-// transaction. A creation of a thousand topics reaches a broker as a few
-// images, each adding hundreds of replicas.
+// openWorkers bounds how many replicas one metadata change opens at once,
+// and how many a starting broker reopens at once. Opening a new replica is
+// mostly waiting for the disk (a directory, two files, two fsyncs, two
+// more for a leader's epoch), not CPU, so more workers than cores
+// help: the file system commits the fsyncs of several of them in one
+// journal transaction. A burst of topic creations reaches a broker as
+// images that each add tens to hundreds of replicas.
 const openWorkers = 8
 
 // openAssigned opens the replicas the image assigns to this broker that it
@@ -40,27 +41,20 @@ func (m *Manager) openAssigned(known map[partitionKey]PartitionState, caughtUp b
 		created bool
 	}
 	results := make([]opened, len(want))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(openWorkers, len(want)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(want); i = int(next.Add(1) - 1) {
-				st := want[i]
-				p, created, err := m.loadPartition(st.Topic, st.Partition, st.TopicID, st.Config, caughtUp)
-				if err != nil {
-					m.logger.Error("Cannot host partition", "topic", st.Topic, "partition", st.Partition, "error", err)
-					continue
-				}
-				if caughtUp && st.Leader == m.cfg.BrokerID {
-					// A failure is becomeLeader's to handle: it assigns
-					// the epoch again and takes a failed log offline.
-					_ = p.log.AssignEpoch(st.LeaderEpoch)
-				}
-				results[i] = opened{p, created}
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(len(want), func(i int) {
+		st := want[i]
+		p, created, err := m.loadPartition(st.Topic, st.Partition, st.TopicID, st.Config, caughtUp)
+		if err != nil {
+			m.logger.Error("Cannot host partition", "topic", st.Topic, "partition", st.Partition, "error", err)
+			return
+		}
+		if caughtUp && st.Leader == m.cfg.BrokerID {
+			// A failure is becomeLeader's to handle: it assigns the
+			// epoch again and takes a failed log offline.
+			_ = p.log.AssignEpoch(st.LeaderEpoch)
+		}
+		results[i] = opened{p, created}
+	})
 
 	var syncErr error
 	for _, r := range results {
@@ -85,3 +79,18 @@ func (m *Manager) openAssigned(known map[partitionKey]PartitionState, caughtUp b
 // here whose directory entry could not be made durable, so the next image
 // creates it again (and syncs it) rather than finding it and trusting it.
 func discardCreated(p *partition) { _ = p.log.Delete() }
+
+// inParallel calls f(0) … f(n-1), openWorkers at a time, and returns once
+// all have returned.
+func inParallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(openWorkers, n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
