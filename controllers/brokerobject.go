@@ -125,7 +125,7 @@ type brokerObjectReconciler[T client.Object, S any, K objectKind[T, S]] struct {
 	// when nothing changed; DefaultResyncInterval when zero.
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles is how many resources are reconciled at once;
-	// the Kind's default when zero (16 Topics, 4 ConsumerGroups). Reconciles
+	// the Kind's default when zero (64 Topics, 4 ConsumerGroups). Reconciles
 	// mostly wait on the brokers and the API server.
 	MaxConcurrentReconciles int
 }
