@@ -75,7 +75,12 @@ func apiServer(t *testing.T) client.Client {
 	}
 	envOnce.Do(func() {
 		testEnv = &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join("testdata", "monitoring.coreos.com_servicemonitors.yaml")},
+			// cert-manager's CRDs (`make cert-manager`), for the RBAC rules on
+			// its Certificates (spec.security.ca.issuerRef).
+			CRDDirectoryPaths: []string{
+				filepath.Join("testdata", "monitoring.coreos.com_servicemonitors.yaml"),
+				filepath.Join(repoRoot, "bin", "cert-manager", "crds"),
+			},
 			ErrorIfCRDPathMissing: true,
 		}
 		// Without KUBEBUILDER_ASSETS (a run from an IDE), use the binaries
