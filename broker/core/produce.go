@@ -194,6 +194,10 @@ func allIndexes(n int) []int {
 // produceBatch writes the records at idx to partition p and fills their
 // positions; on failure it also returns the positions' error.
 func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args api.ProduceRequest, p int32, idx []int, positions []api.Position) error {
+	if err := b.checkBatchBytes(t, args, idx); err != nil {
+		failAll(positions, p, idx, err)
+		return err
+	}
 	leader := int32(t.Partitions[p].Leader)
 	var err error
 	switch {
@@ -207,6 +211,22 @@ func (b *Broker) produceBatch(ctx context.Context, t *metadata.Topic, args api.P
 	}
 	failAll(positions, p, idx, err)
 	return err
+}
+
+// checkBatchBytes refuses the records at idx when their keys and values
+// alone exceed the topic's max.message.bytes: the leader would refuse their
+// batch whatever it adds, so every broker answers RECORD_TOO_LARGE at once,
+// also while the partition's leader is away, rather than a retriable error
+// that a retry cannot cure.
+func (b *Broker) checkBatchBytes(t *metadata.Topic, args api.ProduceRequest, idx []int) error {
+	size := 0
+	for _, i := range idx {
+		size += len(args.Records[i].Key) + len(args.Records[i].Value)
+	}
+	if limit := logConfig(b.settings, t.Config).MaxBatchBytes; size > limit {
+		return apiError(fmt.Errorf("%w: keys and values alone are %d bytes, limit %d", storage.ErrBatchTooLarge, size, limit))
+	}
+	return nil
 }
 
 // appendLocal appends the records at idx to this broker's replica of
