@@ -7,11 +7,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SaslHandshake v0–1 and SaslAuthenticate v0–2. A listener that
-// authenticates with SASL runs them before any other request (sasl.go);
-// these handlers answer them afterwards, and on a listener without SASL:
-// ILLEGAL_SASL_STATE, as Kafka answers a handshake on a connection that is
-// not (or no longer) authenticating.
+// SaslHandshake v0–1 and SaslAuthenticate v0–2. They run before any other
+// request (sasl.go): always on a listener that authenticates with SASL,
+// and when the client offers a login on a listener without authentication.
+// These handlers answer them afterwards: ILLEGAL_SASL_STATE, as Kafka
+// answers a handshake on a connection that is not (or no longer)
+// authenticating.
 func init() {
 	register(17, 0, 1, (*Server).saslHandshakeAfterwards)
 	register(36, 0, 2, (*Server).saslAuthenticateAfterwards)

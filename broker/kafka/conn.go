@@ -54,14 +54,17 @@ func (c *conn) serve(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Who the client is comes first: its certificate, then its SASL
-	// exchange when the listener asks for one; a client that fails either
-	// is disconnected, as Kafka does.
-	id, ok := c.authenticate(ctx)
+	// exchange when the listener asks for one or the client offers one; a
+	// client that fails either is disconnected, as Kafka does.
+	id, first, ok := c.authenticate(ctx)
 	if !ok {
 		return
 	}
 	ctx = withIdentity(ctx, id)
 	next := make(chan *request, 1)
+	if first != nil {
+		next <- first
+	}
 	go func() {
 		defer close(next)
 		for {

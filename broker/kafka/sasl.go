@@ -37,7 +37,18 @@ import (
 //     header; a failure disconnects, the one answer that framing has.
 //   - Any other request before the exchange succeeds disconnects.
 // Once authenticated, SaslHandshake and SaslAuthenticate are
-// ILLEGAL_SASL_STATE (17_sasl_handshake.go), as on a listener without SASL.
+// ILLEGAL_SASL_STATE (17_sasl_handshake.go).
+//
+// A listener without authentication takes a SASL login a client offers,
+// so that turning SCRAM on (and off) broker by broker never cuts off a
+// client that already has its credentials: when a connection's first
+// request after ApiVersions is SaslHandshake, the exchange runs as above,
+// with the same mechanisms and the same failures, and the connection
+// carries the user it authenticated. A connection whose first request is
+// anything else stays anonymous, and a later SaslHandshake is
+// ILLEGAL_SASL_STATE, as in Kafka. Kafka's broker answers a handshake on a
+// PLAINTEXT listener ILLEGAL_SASL_STATE instead: it moves clients to SASL
+// through a second listener, and a KairoLog broker has one Kafka port.
 
 // SASL mechanisms.
 const (
@@ -62,9 +73,11 @@ type saslServer interface {
 }
 
 // authenticate establishes who the client of c is: false when the
-// connection must close.
-func (c *conn) authenticate(ctx context.Context) (identity, bool) {
-	id := identity{host: remoteHost(c.nc)}
+// connection must close. first, when not nil, is a request that ended an
+// offered login's chance on a listener without authentication; it is
+// answered as the connection's first.
+func (c *conn) authenticate(ctx context.Context) (id identity, first *request, ok bool) {
+	id = identity{host: remoteHost(c.nc)}
 	sec := c.s.opts.Security
 	secure := false
 	if tc, ok := c.nc.(*tls.Conn); ok {
@@ -73,7 +86,7 @@ func (c *conn) authenticate(ctx context.Context) (identity, bool) {
 		cancel()
 		if err != nil {
 			c.s.log.Debug("Kafka TLS handshake failed", "remote", c.nc.RemoteAddr().String(), "error", err)
-			return id, false
+			return id, nil, false
 		}
 		secure = true
 		state := tc.ConnectionState()
@@ -86,17 +99,27 @@ func (c *conn) authenticate(ctx context.Context) (identity, bool) {
 		if id.principal.Anonymous() {
 			c.s.log.Info("Closing a Kafka connection without a client certificate of the cluster CA",
 				"remote", c.nc.RemoteAddr().String())
-			return id, false
+			return id, nil, false
 		}
 	case auth.AuthSCRAM:
-		p, err := c.sasl(ctx, secure)
+		p, _, err := c.sasl(ctx, secure, false)
 		if err != nil {
 			c.logReadError(err)
-			return id, false
+			return id, nil, false
 		}
 		id.principal = p
+	default:
+		p, first, err := c.sasl(ctx, secure, true)
+		if err != nil {
+			c.logReadError(err)
+			return id, nil, false
+		}
+		if first == nil {
+			id.principal = p
+		}
+		return id, first, true
 	}
-	return id, true
+	return id, nil, true
 }
 
 // mechanisms are the SASL mechanisms a connection may use.
@@ -108,20 +131,24 @@ func mechanisms(secure bool) []string {
 }
 
 // sasl runs the SASL exchange and returns the principal it authenticated.
-func (c *conn) sasl(ctx context.Context, secure bool) (auth.Principal, error) {
+// When optional, a first request other than ApiVersions and SaslHandshake
+// ends it without one: that request is returned, to be answered.
+func (c *conn) sasl(ctx context.Context, secure, optional bool) (auth.Principal, *request, error) {
 	var server saslServer
 	var mechanism string
 	for {
 		req, err := c.readRequest(ctx)
 		if err != nil {
-			return auth.Principal{}, err
+			return auth.Principal{}, nil, err
 		}
 		switch {
+		case optional && server == nil && req.key != 18 && (req.key != 17 || req.body == nil):
+			return auth.Principal{}, req, nil
 		case req.key == 18 || (req.body == nil && (req.key == 17 || req.key == 36)):
 			// ApiVersions, and SASL requests of versions this listener
 			// does not serve, are answered as always.
 			if err := c.answer(ctx, req); err != nil {
-				return auth.Principal{}, err
+				return auth.Principal{}, nil, err
 			}
 		case req.key == 17:
 			r := req.body.(*kmsg.SASLHandshakeRequest)
@@ -134,15 +161,16 @@ func (c *conn) sasl(ctx context.Context, secure bool) (auth.Principal, error) {
 				resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 			}
 			if err := c.write(req, resp); err != nil {
-				return auth.Principal{}, err
+				return auth.Principal{}, nil, err
 			}
 			if resp.ErrorCode != 0 {
-				return auth.Principal{}, fmt.Errorf("%w: %s, handshake for mechanism %q", errSASL, kerr.ErrorForCode(resp.ErrorCode), r.Mechanism)
+				return auth.Principal{}, nil, fmt.Errorf("%w: %s, handshake for mechanism %q", errSASL, kerr.ErrorForCode(resp.ErrorCode), r.Mechanism)
 			}
 			mechanism = r.Mechanism
 			server = c.newSASLServer(mechanism)
 			if r.Version == 0 {
-				return c.rawSASL(server, mechanism)
+				p, err := c.rawSASL(server, mechanism)
+				return p, nil, err
 			}
 		case req.key == 36:
 			r := req.body.(*kmsg.SASLAuthenticateRequest)
@@ -151,25 +179,26 @@ func (c *conn) sasl(ctx context.Context, secure bool) (auth.Principal, error) {
 				resp.ErrorCode = kerr.IllegalSaslState.Code
 				resp.ErrorMessage = kmsg.StringPtr("SaslAuthenticate before SaslHandshake")
 				_ = c.write(req, resp)
-				return auth.Principal{}, fmt.Errorf("%w: SaslAuthenticate before SaslHandshake", errSASL)
+				return auth.Principal{}, nil, fmt.Errorf("%w: SaslAuthenticate before SaslHandshake", errSASL)
 			}
 			reply, done, stepErr := server.Step(r.SASLAuthBytes)
 			if stepErr != nil {
 				resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 				resp.ErrorMessage = kmsg.StringPtr(failureMessage(mechanism, stepErr))
 				_ = c.write(req, resp)
-				return auth.Principal{}, fmt.Errorf("%w: %s: %w", errSASL, mechanism, stepErr)
+				return auth.Principal{}, nil, fmt.Errorf("%w: %s: %w", errSASL, mechanism, stepErr)
 			}
 			resp.SASLAuthBytes = reply
 			if err := c.write(req, resp); err != nil {
-				return auth.Principal{}, err
+				return auth.Principal{}, nil, err
 			}
 			if done {
-				return principalOf(server, mechanism)
+				p, err := principalOf(server, mechanism)
+				return p, nil, err
 			}
 		default:
 			req.account.Release()
-			return auth.Principal{}, fmt.Errorf("%w: %s before authenticating", errSASL, kmsg.NameForKey(req.key))
+			return auth.Principal{}, nil, fmt.Errorf("%w: %s before authenticating", errSASL, kmsg.NameForKey(req.key))
 		}
 	}
 }

@@ -64,7 +64,7 @@ func FuzzSASLExchange(f *testing.F) {
 		go func() { _, _ = io.Copy(io.Discard, drained) }()
 		nc := pipeConn{read: server, write: replies}
 		c := &conn{s: s, nc: nc, br: bufio.NewReader(nc)}
-		id, ok := c.authenticate(context.Background())
+		id, _, ok := c.authenticate(context.Background())
 		replies.Close()
 		server.Close()
 		if ok {

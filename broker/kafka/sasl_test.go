@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,18 +214,108 @@ func TestSASLHandshakeV0RawTokens(t *testing.T) {
 	}
 }
 
-// TestSASLOnOpenListener: a listener without SASL answers SaslHandshake
-// and SaslAuthenticate ILLEGAL_SASL_STATE, and keeps the connection.
-func TestSASLOnOpenListener(t *testing.T) {
-	_, addr := startServer(t, Options{})
-	c := dialRaw(t, addr)
-	if code := handshake(c, 1, auth.Mechanism).ErrorCode; code != kerr.IllegalSaslState.Code {
-		t.Errorf("SaslHandshake: %v", kerr.ErrorForCode(code))
+// startOpenServer serves a listener without authentication, with
+// authorization on, so that what a connection may see says who it is:
+// alice may read groups starting with "mine-".
+func startOpenServer(t *testing.T) string {
+	t.Helper()
+	cred, err := auth.NewCredential("alice-pw", auth.MinIterations)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if code := saslAuthenticate(c, []byte("x")).ErrorCode; code != kerr.IllegalSaslState.Code {
-		t.Errorf("SaslAuthenticate: %v", kerr.ErrorForCode(code))
+	alice := &auth.User{Name: "alice", SCRAM: &cred, ACLs: []auth.ACL{
+		{Resource: auth.ResourceGroup, Name: "mine-", Pattern: auth.PatternPrefix, Operations: []auth.Operation{auth.OpRead}}}}
+	users := func(name string) *auth.User {
+		if name == "alice" {
+			return alice
+		}
+		return nil
 	}
-	if !apiVersionsAnswered(c) {
-		t.Error("the connection did not go on")
+	_, addr := startServer(t, Options{Core: &recordingCore{}, Users: users,
+		Security: auth.Listener{Authentication: auth.AuthNone, Authorization: true, Authorizer: auth.Authorizer{SuperUsers: []string{"root"}}}})
+	return addr
+}
+
+// listedGroups are the groups ListGroups shows the connection.
+func listedGroups(t *testing.T, c *rawClient) []string {
+	t.Helper()
+	req := kmsg.NewPtrListGroupsRequest()
+	req.Version = 4
+	resp := c.roundTrip(req).(*kmsg.ListGroupsResponse)
+	if resp.ErrorCode != 0 {
+		t.Fatalf("ListGroups: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	groups := []string{}
+	for _, g := range resp.Groups {
+		groups = append(groups, g.Group)
+	}
+	return groups
+}
+
+// TestSASLOfferedOnOpenListener: a listener without authentication takes
+// a SCRAM-SHA-512 login the client offers before any other request, and
+// the connection then carries the user (alice sees her groups, which an
+// anonymous connection does not); a wrong password, an unknown user and
+// PLAIN without TLS fail as on a SCRAM listener and disconnect, never
+// falling back to anonymous. A client that offers no login stays
+// anonymous, and a handshake after another request, or SaslAuthenticate
+// without one, is ILLEGAL_SASL_STATE on a connection that goes on.
+func TestSASLOfferedOnOpenListener(t *testing.T) {
+	addr := startOpenServer(t)
+	for _, tc := range []struct {
+		name string
+		// login is what the client offers: the error code it ended with,
+		// -1 for none offered.
+		login  func(t *testing.T, c *rawClient) int16
+		want   int16
+		groups []string // seen afterwards, when the connection goes on
+	}{
+		{"alice", func(t *testing.T, c *rawClient) int16 {
+			code, _ := scramLogin(t, c, "alice", "alice-pw")
+			return code
+		}, 0, []string{"mine-1"}},
+		{"a wrong password", func(t *testing.T, c *rawClient) int16 {
+			code, _ := scramLogin(t, c, "alice", "wrong")
+			return code
+		}, kerr.SaslAuthenticationFailed.Code, nil},
+		{"an unknown user", func(t *testing.T, c *rawClient) int16 {
+			code, _ := scramLogin(t, c, "mallory", "alice-pw")
+			return code
+		}, kerr.SaslAuthenticationFailed.Code, nil},
+		{"PLAIN without TLS", func(t *testing.T, c *rawClient) int16 {
+			return handshake(c, 1, "PLAIN").ErrorCode
+		}, kerr.UnsupportedSaslMechanism.Code, nil},
+		{"none", func(t *testing.T, c *rawClient) int16 { return -1 }, -1, []string{}},
+		{"SaslAuthenticate first", func(t *testing.T, c *rawClient) int16 {
+			return saslAuthenticate(c, []byte("n,,n=alice,r=abc")).ErrorCode
+		}, kerr.IllegalSaslState.Code, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRaw(t, addr)
+			if !apiVersionsAnswered(c) {
+				t.Fatal("ApiVersions is not answered")
+			}
+			if got := tc.login(t, c); got != tc.want {
+				t.Fatalf("login: %v, want %v", kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+			}
+			if tc.groups == nil {
+				if !c.closedByPeer() {
+					t.Fatal("the connection stayed open after a failed login")
+				}
+				return
+			}
+			if got := listedGroups(t, c); !slices.Equal(got, tc.groups) {
+				t.Errorf("groups %v, want %v", got, tc.groups)
+			}
+			if code := handshake(c, 1, auth.Mechanism).ErrorCode; code != kerr.IllegalSaslState.Code {
+				t.Errorf("a later SaslHandshake: %v, want ILLEGAL_SASL_STATE", kerr.ErrorForCode(code))
+			}
+			if code := saslAuthenticate(c, []byte("x")).ErrorCode; code != kerr.IllegalSaslState.Code {
+				t.Errorf("a later SaslAuthenticate: %v, want ILLEGAL_SASL_STATE", kerr.ErrorForCode(code))
+			}
+			if !apiVersionsAnswered(c) {
+				t.Error("the connection did not go on")
+			}
+		})
 	}
 }
