@@ -167,6 +167,9 @@ func TestKafkaAuthenticationRoll(t *testing.T) {
 func checkEachOnce(t *testing.T, ctx context.Context, c *brokertest.Cluster, login kgo.Opt, adm *kadm.Client, topic string, acked []string) {
 	t.Helper()
 	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
 	if err != nil {
 		t.Fatalf("end offsets: %v", err)
 	}
@@ -174,15 +177,19 @@ func checkEachOnce(t *testing.T, ctx context.Context, c *brokertest.Cluster, log
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	seen := map[string]int{}
 	reached := map[int32]bool{}
+	last := map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) { reached[o.Partition] = o.Offset == 0 })
+	readCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	for done := false; !done; {
-		fs := consumer.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("consumed %d values: %v", len(seen), ctx.Err())
+		fs := consumer.PollFetches(readCtx)
+		if readCtx.Err() != nil {
+			t.Fatalf("consumed %d values, the last offsets %v, of end offsets %v: %v", len(seen), last, ends, readCtx.Err())
 		}
 		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s-%d: %v", topic, p, err) })
 		fs.EachRecord(func(r *kgo.Record) {
 			seen[string(r.Value)]++
+			last[r.Partition] = r.Offset
 			if end, _ := ends.Lookup(topic, r.Partition); r.Offset+1 >= end.Offset {
 				reached[r.Partition] = true
 			}
