@@ -39,8 +39,13 @@ const (
 	CodeRecordTooLarge          = "RECORD_TOO_LARGE"
 	CodeUnsupportedMediaType    = "UNSUPPORTED_MEDIA_TYPE"
 	CodeOffsetOutOfRange        = "OFFSET_OUT_OF_RANGE"
-	CodeNotReady                = "NOT_READY"
-	CodeNotEnoughReplicas       = "NOT_ENOUGH_REPLICAS"
+	// CodeOffsetNotAvailable: a partition's latest offset was asked of a
+	// leader whose high watermark has not yet reached the start of its own
+	// leader epoch, so it may be below records already acknowledged
+	// (Kafka's OFFSET_NOT_AVAILABLE, KIP-207); retriable.
+	CodeOffsetNotAvailable = "OFFSET_NOT_AVAILABLE"
+	CodeNotReady           = "NOT_READY"
+	CodeNotEnoughReplicas  = "NOT_ENOUGH_REPLICAS"
 	// CodeNotEnoughReplicasAfterAppend: acks=all, the records were
 	// written and committed (the high watermark covers them), but the ISR
 	// fell below min.insync.replicas while the producer waited, so they are
@@ -173,6 +178,7 @@ var statuses = map[string]int{
 	CodeBrokerBusy:                   http.StatusServiceUnavailable,
 	CodeRequestTimedOut:              http.StatusServiceUnavailable,
 	CodeBrokerUnavailable:            http.StatusServiceUnavailable,
+	CodeOffsetNotAvailable:           http.StatusServiceUnavailable,
 
 	CodeInternal: http.StatusInternalServerError,
 }

@@ -27,7 +27,9 @@ func (b *Broker) ListOffset(ctx context.Context, req api.ListOffsetRequest) (api
 		case req.Timestamp == api.EarliestTimestamp:
 			res.Offset = o.LogStartOffset
 		case req.Timestamp == api.LatestTimestamp:
-			res.Offset = o.HighWatermark
+			if res.Offset, err = latestOffset(o); err != nil {
+				return api.ListOffsetResult{}, err
+			}
 		case req.Timestamp < 0:
 			return api.ListOffsetResult{}, api.Errorf(api.CodeInvalidArgument, "timestamp %d is not supported", req.Timestamp)
 		default:
@@ -42,6 +44,21 @@ func (b *Broker) ListOffset(ctx context.Context, req api.ListOffsetRequest) (api
 		}
 		return res, nil
 	})
+}
+
+// latestOffset is a partition's latest offset, its high watermark. A new
+// leader learns the high watermark from its followers' next fetches; until
+// it reaches the start of the leader's own epoch it may be below records
+// its predecessor acknowledged, and a consumer reading "to the end" would
+// stop short, so it is OFFSET_NOT_AVAILABLE (retriable) meanwhile, as in
+// Kafka (KIP-207).
+func latestOffset(o replica.Offsets) (int64, error) {
+	if o.HighWatermark < o.EpochStartOffset {
+		return 0, api.Errorf(api.CodeOffsetNotAvailable,
+			"the leader's high watermark %d has not reached the start of its epoch %d at %d yet",
+			o.HighWatermark, o.LeaderEpoch, o.EpochStartOffset)
+	}
+	return o.HighWatermark, nil
 }
 
 // EpochEndOffset answers, on the partition's leader, where a leader epoch

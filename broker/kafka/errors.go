@@ -22,6 +22,7 @@ var kafkaCodes = map[string]*kerr.Error{
 	api.CodeFencedLeaderEpoch:            kerr.FencedLeaderEpoch,
 	api.CodeUnknownLeaderEpoch:           kerr.UnknownLeaderEpoch,
 	api.CodeOffsetOutOfRange:             kerr.OffsetOutOfRange,
+	api.CodeOffsetNotAvailable:           kerr.OffsetNotAvailable,
 	api.CodeNotEnoughReplicas:            kerr.NotEnoughReplicas,
 	api.CodeNotEnoughReplicasAfterAppend: kerr.NotEnoughReplicasAfterAppend,
 	api.CodeRequestTimedOut:              kerr.RequestTimedOut,

@@ -141,6 +141,10 @@ func (m *Manager) AwaitData(ctx context.Context, topic string, partition int32, 
 type Offsets struct {
 	LogStartOffset, HighWatermark int64
 	LeaderEpoch                   int32
+	// EpochStartOffset is the log end offset at which this leader's
+	// epoch began: until the high watermark reaches it, the high
+	// watermark may be below records the previous leader acknowledged.
+	EpochStartOffset int64
 }
 
 // LeaderOffsets returns the offsets of a partition this broker leads,
@@ -158,7 +162,8 @@ func (m *Manager) LeaderOffsets(ctx context.Context, topic string, partition int
 	if err := checkCurrentEpoch(currentEpoch, p.state.LeaderEpoch); err != nil {
 		return Offsets{}, err
 	}
-	return Offsets{LogStartOffset: p.log.LogStartOffset(), HighWatermark: p.hw, LeaderEpoch: p.state.LeaderEpoch}, nil
+	return Offsets{LogStartOffset: p.log.LogStartOffset(), HighWatermark: p.hw, LeaderEpoch: p.state.LeaderEpoch,
+		EpochStartOffset: p.epochStartOffset}, nil
 }
 
 // waitHighWatermark waits up to wait for the high watermark to pass offset
