@@ -67,8 +67,9 @@ func (o op[Req, Resp]) call(n *Node, ctx context.Context, req Req) (Resp, error)
 			resp, err = o.run(n, ctx, req)
 		} else {
 			var addr string
+			id := n.ControllerID()
 			if addr, err = n.controllerAddress(); err == nil {
-				resp, index, err = o.forward(ctx, n, addr, req, true)
+				resp, index, err = o.forwardWhileController(ctx, n, id, addr, req)
 			}
 		}
 		if err == nil {
@@ -112,6 +113,46 @@ func (n *Node) controllerAddress() (string, error) {
 
 // forward sends req to the op at addr. final marks it forwarded: the
 // receiver runs it if it is the controller and refuses it otherwise.
+// forwardWhileController forwards req to controller id at addr for as long
+// as this node sees id lead the quorum. A controller that stalls (a paused
+// or frozen process) keeps the connection open and never answers, and the
+// quorum elects another: the attempt is then abandoned as NOT_CONTROLLER,
+// which call retries on the new controller, instead of holding the request
+// for the caller's whole deadline. The stalled one cannot commit it: it no
+// longer leads a quorum.
+func (o op[Req, Resp]) forwardWhileController(ctx context.Context, n *Node, id int, addr string, req Req) (Resp, uint64, error) {
+	attempt, cancel := context.WithCancel(ctx)
+	defer cancel()
+	replaced := make(chan struct{})
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(retryInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if n.ControllerID() != id {
+					close(replaced)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	resp, index, err := o.forward(attempt, n, addr, req, true)
+	if err != nil && ctx.Err() == nil {
+		select {
+		case <-replaced:
+			err = fmt.Errorf("%w: controller %d was replaced while it held the request", ErrNotController, id)
+		default:
+		}
+	}
+	return resp, index, err
+}
+
 func (o op[Req, Resp]) forward(ctx context.Context, n *Node, addr string, req Req, final bool) (Resp, uint64, error) {
 	var opts []peer.CallOption
 	if final {
