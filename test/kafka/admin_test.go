@@ -148,11 +148,20 @@ func TestTopicConfigsAndCluster(t *testing.T) {
 	adm := kadm.NewClient(cl)
 	describe := func() map[string]kadm.Config {
 		t.Helper()
-		rcs, err := adm.DescribeTopicConfigs(ctx, topic)
-		if err != nil {
-			t.Fatal(err)
+		// The topic was created through broker 0; the broker kadm asks may
+		// learn of it a moment later.
+		var rc kadm.ResourceConfig
+		var err error
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			rcs, derr := adm.DescribeTopicConfigs(ctx, topic)
+			if derr != nil {
+				t.Fatal(derr)
+			}
+			rc, err = rcs.On(topic, nil)
+			if err != nil || !errors.Is(rc.Err, kerr.UnknownTopicOrPartition) || time.Now().After(deadline) {
+				break
+			}
 		}
-		rc, err := rcs.On(topic, nil)
 		if err != nil || rc.Err != nil {
 			t.Fatalf("describe configs: %v %v", err, rc.Err)
 		}
