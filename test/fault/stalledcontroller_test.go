@@ -29,7 +29,7 @@ func TestAdminRequestsMoveOffAStalledController(t *testing.T) {
 	waitISR(t, procs, "second", 3)
 
 	for _, name := range []string{"first", "second"} {
-		_, controller := partitionLeadership(t, procs, name)
+		controller := knownController(t, procs, name)
 		via := procs[(controller+1)%3]
 		procs[controller].pause(t)
 		start := time.Now()
@@ -43,5 +43,22 @@ func TestAdminRequestsMoveOffAStalledController(t *testing.T) {
 		for _, p := range procs {
 			p.waitReady(t, time.Minute)
 		}
+	}
+}
+
+// knownController waits until the metadata names a controller: right after
+// the frozen one resumes, the quorum may still be electing and a broker
+// answers -1.
+func knownController(t *testing.T, procs []*brokerProc, name string) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, controller := partitionLeadership(t, procs, name); controller >= 0 {
+			return controller
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no broker names a controller after a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
