@@ -54,7 +54,9 @@ type Broker struct {
 	coords   *coordinators.Coordinators
 	// peerClient calls other brokers' peer listeners.
 	peerClient *peer.Client
-	rr         sync.Map // topic → *roundRobin
+	// forwards passes produces on to their leaders, coalesced per leader.
+	forwards *produceForwarder
+	rr       sync.Map // topic → *roundRobin
 	// producerIDs hands out idempotent producers' ids.
 	producerIDs producerIDs
 	// memory bounds what requests hold at once (broker/memory).
@@ -84,6 +86,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, settings: s, id: cfg.ID, log: cfg.Logger.With("broker", cfg.ID), now: cfg.Now,
 		peerClient: pc, memory: memory.NewBudget(s.QueuedMaxRequestBytes, s.QueuedMaxResponseBytes)}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.forwards = newProduceForwarder(b.ctx, pc)
 	b.coords = coordinators.New(coordinators.Config{BrokerID: cfg.ID, Image: b.image, Partitions: b.groupView(),
 		SessionTimeout: s.GroupStaleTimeout, CleanupInterval: s.GroupCleanupInterval, CompactBytes: s.OffsetsCompactBytes,
 		Now: cfg.Now, Logger: b.log})

@@ -312,7 +312,7 @@ func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, l
 	addr, err := b.peerAddress(leader)
 	var answered []api.RecordPosition
 	if err == nil {
-		answered, err = produceAt(ctx, b.peerClient, addr, epoch, req, p)
+		answered, err = b.forwards.produce(ctx, addr, epoch, req, p)
 		err = peerError(err, api.CodeLeaderNotAvailable, leader)
 	}
 	if err == nil && len(answered) != len(idx) {

@@ -150,6 +150,7 @@ func (b *Broker) PeerHandler() http.Handler {
 	peer.Handle(m, opPartitions, b.servePartitions)
 	peer.Handle(m, opProduce, served(b, b.serveProduce))
 	peer.Handle(m, opProduceRecords, served(b, b.serveProduceRecords))
+	peer.Handle(m, opProduceMany, served(b, b.serveProduceMany))
 	peer.Handle(m, opFetch, served(b, b.serveFetch))
 	peer.Handle(m, opProduceBatch, served(b, b.serveProduceBatch))
 	peer.Handle(m, opFetchBatches, served(b, b.serveFetchBatches))

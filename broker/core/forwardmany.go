@@ -1,0 +1,284 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/peer"
+)
+
+// Forwarded produces, coalesced per leader. HTTP clients reach the
+// brokers through one Service address, so the broker they reach passes
+// two of every three produces on to another leader. Sent one peer request
+// each, under many concurrent single-record produces those requests cost
+// the forwarding broker and the leader as much again as the clients' own
+// (docs/benchmarks.md). So at most forwardsInFlight requests to one
+// leader are in flight; the produces that arrive meanwhile wait and go
+// together as the next request (opProduceMany), as group commit does for
+// appends: an idle broker sends each produce at once, a busy one sends
+// fewer, larger requests. The leader runs each produce of the request on
+// its own, as if it had come alone, and answers each with its positions or
+// its error; produces for one partition meet again in its group commit.
+//
+// An idempotent produce goes alone (opProduceRecords): the leader would
+// run the produces of one request concurrently, and a producer's next
+// sequence must not overtake the one before it. A leader that predates
+// opProduceMany answers NOT_FOUND, and each produce goes alone.
+
+// opProduceMany passes several produces on to one leader.
+var opProduceMany = peer.NewOp[forwardedProduces, producedEach]("core/produce-many")
+
+const (
+	// forwardsInFlight bounds the requests in flight to one leader.
+	forwardsInFlight = 2
+	// maxCoalescedBytes and maxCoalescedProduces bound one request; a
+	// larger single produce still goes, alone.
+	maxCoalescedBytes    = 4 << 20
+	maxCoalescedProduces = 256
+	// forwardSlack is how long past its longest acks=all timeout a
+	// request may take before the forwarding broker gives up on it.
+	forwardSlack = 10 * time.Second
+)
+
+// forwardedProduces is opProduceMany's request: the produces, each one
+// partition's records, whose encoded records follow one another in the
+// payload.
+type forwardedProduces struct {
+	Produces []forwardedPart `json:"produces"`
+	records  []byte
+}
+
+func (f *forwardedProduces) PeerPayload() []byte     { return f.records }
+func (f *forwardedProduces) SetPeerPayload(b []byte) { f.records = b }
+
+// forwardedPart is one produce of opProduceMany: a forwardedProduce
+// without a producer, with the leader epoch the forwarding broker saw
+// and the length of its records in the payload.
+type forwardedPart struct {
+	Topic     string        `json:"topic"`
+	Partition int32         `json:"partition"`
+	Epoch     int32         `json:"epoch"`
+	Acks      api.Acks      `json:"acks"`
+	Timeout   time.Duration `json:"timeout"`
+	Count     int           `json:"count"`
+	Bytes     int           `json:"bytes"`
+}
+
+// producedEach is opProduceMany's answer, one per produce in order.
+type producedEach struct {
+	Produces []producedPart `json:"produces"`
+}
+
+// producedPart is one produce's answer: its positions as runs, or the
+// error that failed it whole.
+type producedPart struct {
+	Runs   []positionRun  `json:"runs,omitempty"`
+	Status int            `json:"status,omitempty"`
+	Error  *api.ErrorBody `json:"error,omitempty"`
+}
+
+// produceForwarder sends the produces this broker passes on, coalesced
+// per leader.
+type produceForwarder struct {
+	client *peer.Client
+	ctx    context.Context // the broker's: requests end when it closes
+
+	mu      sync.Mutex
+	leaders map[string]*forwardQueue // by peer address
+}
+
+// forwardQueue is one leader's produces waiting to be sent, and how many
+// requests to it are in flight.
+type forwardQueue struct {
+	inFlight int
+	waiting  []*pendingProduce
+}
+
+// pendingProduce is one produce passed on, and once done its outcome.
+type pendingProduce struct {
+	ctx     context.Context
+	req     api.ProduceRequest // for a leader without opProduceMany
+	part    forwardedPart
+	records []byte
+
+	done      chan struct{}
+	positions []api.RecordPosition
+	err       error
+}
+
+func newProduceForwarder(ctx context.Context, c *peer.Client) *produceForwarder {
+	return &produceForwarder{client: c, ctx: ctx, leaders: map[string]*forwardQueue{}}
+}
+
+// produce sends the records of req, all of partition p, to the leader
+// whose peer listener is at addr, as forwarded at epoch, and returns each
+// record's position.
+func (f *produceForwarder) produce(ctx context.Context, addr string, epoch int32, req api.ProduceRequest, p int32) ([]api.RecordPosition, error) {
+	if req.Producer != nil {
+		return produceAt(ctx, f.client, addr, epoch, req, p)
+	}
+	records := encodeForwardedRecords(req.Records)
+	pp := &pendingProduce{ctx: ctx, req: req, records: records, done: make(chan struct{}),
+		part: forwardedPart{Topic: req.Topic, Partition: p, Epoch: epoch, Acks: req.Acks, Timeout: req.Timeout,
+			Count: len(req.Records), Bytes: len(records)}}
+	f.mu.Lock()
+	q := f.leaders[addr]
+	if q == nil {
+		q = &forwardQueue{}
+		f.leaders[addr] = q
+	}
+	q.waiting = append(q.waiting, pp)
+	if q.inFlight < forwardsInFlight {
+		q.inFlight++
+		go f.drain(addr, q)
+	}
+	f.mu.Unlock()
+	select {
+	case <-pp.done:
+		return pp.positions, pp.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// drain sends addr's waiting produces, as many as fit in one request at a
+// time, until none wait.
+func (f *produceForwarder) drain(addr string, q *forwardQueue) {
+	for {
+		f.mu.Lock()
+		batch := q.take()
+		if len(batch) == 0 {
+			q.inFlight--
+			if q.inFlight == 0 {
+				delete(f.leaders, addr)
+			}
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		f.send(addr, batch)
+	}
+}
+
+// take removes the produces of the next request from the queue. A produce
+// whose caller has given up is dropped unsent.
+func (q *forwardQueue) take() []*pendingProduce {
+	var batch []*pendingProduce
+	bytes, n := 0, 0
+	for _, pp := range q.waiting {
+		n++
+		if pp.ctx.Err() != nil {
+			continue
+		}
+		if len(batch) > 0 && (bytes+pp.part.Bytes > maxCoalescedBytes || len(batch) == maxCoalescedProduces) {
+			n--
+			break
+		}
+		batch = append(batch, pp)
+		bytes += pp.part.Bytes
+	}
+	q.waiting = q.waiting[n:]
+	return batch
+}
+
+// send runs batch as one request and gives each produce its outcome.
+func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
+	req := forwardedProduces{Produces: make([]forwardedPart, len(batch))}
+	var longest time.Duration
+	for i, pp := range batch {
+		req.Produces[i] = pp.part
+		req.records = append(req.records, pp.records...)
+		longest = max(longest, pp.part.Timeout)
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, longest+forwardSlack)
+	defer cancel()
+	resp, err := peer.Call(ctx, f.client, addr, opProduceMany, req, peer.Forwarded())
+	if api.IsCode(err, api.CodeNotFound) {
+		// A leader of an earlier version (a rolling upgrade).
+		var wg sync.WaitGroup
+		for _, pp := range batch {
+			wg.Go(func() {
+				pp.positions, pp.err = produceAt(pp.ctx, f.client, addr, pp.part.Epoch, pp.req, pp.part.Partition)
+				close(pp.done)
+			})
+		}
+		wg.Wait()
+		return
+	}
+	if err == nil && len(resp.Produces) != len(batch) {
+		err = api.Errorf(api.CodeInternal, "leader answered %d produces of %d", len(resp.Produces), len(batch))
+	}
+	for i, pp := range batch {
+		if err != nil {
+			pp.err = err
+		} else {
+			pp.positions, pp.err = resp.Produces[i].outcome(pp.part.Count)
+		}
+		close(pp.done)
+	}
+}
+
+// outcome is the positions of a produce of count records, or its error.
+func (a producedPart) outcome(count int) ([]api.RecordPosition, error) {
+	if a.Error != nil {
+		return nil, api.FromBody(a.Status, *a.Error)
+	}
+	return producedRuns{Runs: a.Runs}.positions(count)
+}
+
+// serveProduceMany is opProduceMany's handler: each produce runs on its
+// own, at the epoch its forwarder saw, and is answered on its own.
+func (b *Broker) serveProduceMany(ctx context.Context, req forwardedProduces) (producedEach, error) {
+	records, err := splitProduces(req)
+	if err != nil {
+		return producedEach{}, api.Errorf(api.CodeInvalidArgument, "forwarded produces: %v", err)
+	}
+	out := producedEach{Produces: make([]producedPart, len(req.Produces))}
+	var wg sync.WaitGroup
+	for i, part := range req.Produces {
+		wg.Go(func() {
+			runs, err := b.serveProduceRecords(peer.WithLeaderEpoch(ctx, part.Epoch), forwardedProduce{
+				Topic: part.Topic, Partition: part.Partition, Acks: part.Acks, Timeout: part.Timeout,
+				Count: part.Count, records: records[i]})
+			out.Produces[i] = answerPart(runs, err)
+		})
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// answerPart is the answer of one produce of opProduceMany.
+func answerPart(runs producedRuns, err error) producedPart {
+	if err == nil {
+		return producedPart{Runs: runs.Runs}
+	}
+	e, ok := AsAPIError(peerAnswer(err))
+	if !ok {
+		e = api.Errorf(api.CodeInternal, "%v", err) // a bug
+	}
+	body := e.Body()
+	return producedPart{Status: e.Status, Error: &body}
+}
+
+// splitProduces cuts the payload of req into each produce's records,
+// refusing lengths that do not add up to it.
+func splitProduces(req forwardedProduces) ([][]byte, error) {
+	if len(req.Produces) > maxCoalescedProduces {
+		return nil, fmt.Errorf("%d produces in one request, at most %d", len(req.Produces), maxCoalescedProduces)
+	}
+	out := make([][]byte, len(req.Produces))
+	rest := req.records
+	for i, part := range req.Produces {
+		if part.Bytes < 0 || part.Bytes > len(rest) {
+			return nil, fmt.Errorf("produce %d: %d bytes of records, %d left in the payload", i, part.Bytes, len(rest))
+		}
+		out[i], rest = rest[:part.Bytes:part.Bytes], rest[part.Bytes:]
+	}
+	if len(rest) > 0 {
+		return nil, fmt.Errorf("%d bytes after the last produce's records", len(rest))
+	}
+	return out, nil
+}
