@@ -240,7 +240,13 @@ func snappyDecode(dst, src []byte, limit int) ([]byte, error) {
 			return fmt.Errorf("%w: snappy records decompress to more than %d bytes", ErrBatchTooLarge, limit)
 		}
 		at := len(dst)
-		dst = append(dst, make([]byte, n)...)
+		if cap(dst)-at >= n {
+			// A reused buffer: snappy.Decode writes every byte of it, so
+			// clearing it first (as append of make does) would be wasted.
+			dst = dst[:at+n]
+		} else {
+			dst = append(dst, make([]byte, n)...)
+		}
 		out, err := snappy.Decode(dst[at:], b)
 		if err != nil || len(out) != n {
 			return fmt.Errorf("%w: snappy: %v", ErrCorrupt, err)
