@@ -2,14 +2,11 @@ package core
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/peer"
+	"github.com/kairolog/kairolog/broker/storage"
 )
 
 // Forwarded produces in Kafka's record format. A broker passes the records
@@ -20,8 +17,8 @@ import (
 // produces through a broker that does not lead, that encoding was the
 // largest cost of both brokers (docs/benchmarks.md). opProduceRecords
 // sends the same request with its records as the peer payload, each in
-// Kafka's record encoding (kmsg.Record: timestamp, key, value, headers;
-// the leader reads keys and values in place), and answers with runs of
+// Kafka's record encoding (storage.AppendSection: timestamp, key, value,
+// headers; the leader reads keys and values in place), and answers with runs of
 // consecutive positions. A leader that predates it answers NOT_FOUND (no
 // such peer operation), and the records go again as opProduce.
 
@@ -93,72 +90,39 @@ func (b *Broker) serveProduceRecords(ctx context.Context, f forwardedProduce) (p
 	return producedRuns{Runs: runsOf(out.Records)}, nil
 }
 
-// encodeForwardedRecords encodes records one after the other, each as a
-// Kafka record (its varint length first) whose timestamp delta holds the
-// record's timestamp (0: the leader's clock) and whose offset delta is its
-// index.
+// encodeForwardedRecords encodes records as a records section
+// (storage.AppendSection): each a Kafka record whose timestamp delta holds
+// the record's timestamp (0: the leader's clock) and whose offset delta is
+// its index.
 func encodeForwardedRecords(records []api.ProduceRecord) []byte {
 	size := 0
-	for _, r := range records {
+	recs := make([]storage.Record, len(records))
+	for i, r := range records {
 		size += len(r.Key) + len(r.Value) + 24
 		for _, h := range r.Headers {
 			size += len(h.Key) + len(h.Value) + 10
 		}
+		recs[i] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: storageHeaders(r.Headers)}
 	}
-	out := make([]byte, 0, size)
-	var scratch []byte
-	for i, r := range records {
-		rec := kmsg.Record{TimestampDelta64: r.Timestamp, OffsetDelta: int32(i), Key: r.Key, Value: r.Value}
-		if len(r.Headers) > 0 {
-			rec.Headers = make([]kmsg.Header, len(r.Headers))
-			for j, h := range r.Headers {
-				rec.Headers[j] = kmsg.Header{Key: h.Key, Value: h.Value}
-			}
-		}
-		// AppendTo writes Length as given: encode with 0 (one byte),
-		// then prefix what follows it with its real length.
-		scratch = rec.AppendTo(scratch[:0])
-		out = binary.AppendVarint(out, int64(len(scratch)-1))
-		out = append(out, scratch[1:]...)
-	}
-	return out
+	return storage.AppendSection(make([]byte, 0, size), recs)
 }
-
-// minEncodedRecord is the smallest record encoding: length, attributes,
-// timestamp delta, offset delta, key, value and header count, a byte each.
-const minEncodedRecord = 7
 
 // decodeForwardedRecords decodes count records of partition from b. Keys
 // and values are slices of b.
 func decodeForwardedRecords(b []byte, count int, partition int32) ([]api.ProduceRecord, error) {
-	if count < 0 || count > len(b)/minEncodedRecord {
-		return nil, fmt.Errorf("%d records in %d bytes", count, len(b))
+	recs, err := storage.DecodeSection(b, count)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]api.ProduceRecord, 0, count)
-	for len(b) > 0 {
-		length, n := binary.Varint(b)
-		if n <= 0 || length < 0 || length > int64(len(b)-n) {
-			return nil, fmt.Errorf("record %d: bad length", len(out))
-		}
-		var r kmsg.Record
-		if err := r.ReadFrom(b[:n+int(length)]); err != nil {
-			return nil, fmt.Errorf("record %d: %w", len(out), err)
-		}
-		b = b[n+int(length):]
-		if len(out) == count {
-			return nil, fmt.Errorf("more than the %d records announced", count)
-		}
-		rec := api.ProduceRecord{Partition: partition, Key: r.Key, Value: r.Value, Timestamp: r.TimestampDelta64}
+	out := make([]api.ProduceRecord, len(recs))
+	for i, r := range recs {
+		out[i] = api.ProduceRecord{Partition: partition, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
 		if len(r.Headers) > 0 {
-			rec.Headers = make([]api.Header, len(r.Headers))
+			out[i].Headers = make([]api.Header, len(r.Headers))
 			for j, h := range r.Headers {
-				rec.Headers[j] = api.Header{Key: h.Key, Value: h.Value}
+				out[i].Headers[j] = api.Header{Key: h.Key, Value: h.Value}
 			}
 		}
-		out = append(out, rec)
-	}
-	if len(out) != count {
-		return nil, fmt.Errorf("%d records, %d announced", len(out), count)
 	}
 	return out, nil
 }
