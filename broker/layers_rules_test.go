@@ -124,6 +124,7 @@ var listed struct {
 // listPackages runs go list over the module once per test binary.
 func listPackages(t *testing.T) []listedPackage {
 	t.Helper()
+	statSources(t)
 	listed.once.Do(func() {
 		out, err := exec.Command("go", "list", "-f",
 			`{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, module+"...").Output()

@@ -6,7 +6,10 @@
 package broker_test
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -56,6 +59,7 @@ var outside = []string{"broker/client"}
 var frontDoors = []string{"broker/httpapi", "broker/kafka"}
 
 func TestLayersPointDown(t *testing.T) {
+	statSources(t)
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -103,4 +107,28 @@ func TestLayersPointDown(t *testing.T) {
 
 func contains(xs []string, x string) bool {
 	return slices.Contains(xs, x)
+}
+
+// statSources stats go.mod and every Go file of the module. go test
+// caches a passing result keyed on what the test process itself read, and
+// it cannot see what the go list it runs reads: without these stats an
+// import added to a package would leave the cached "ok" standing.
+func statSources(t *testing.T) {
+	t.Helper()
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != root && (d.Name() == "bin" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")):
+			return filepath.SkipDir
+		case !d.IsDir() && (strings.HasSuffix(path, ".go") || d.Name() == "go.mod"):
+			_, err := os.Stat(path)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("stat the module's sources: %v", err)
+	}
 }
