@@ -81,7 +81,7 @@ lint-fix: ## Run golangci-lint and fix what it can.
 
 .PHONY: test
 test: manifests generate fmt vet k8s-binaries cert-manager build images kafkajs kcat ## Run every test: unit, envtest suites, chart and local-cluster smoke tests.
-	go test ./... -timeout 30m
+	go test -count=1 ./... -timeout 30m
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no API server and start no process or broker cluster (go test -short): about a minute.
