@@ -99,6 +99,19 @@ func (l *standInLeader) waitRequests(t *testing.T, n int) {
 	}
 }
 
+// forwarderTo starts a stand-in leader (with opProduceMany if many) and
+// a forwarder that passes produces on to it.
+func forwarderTo(t *testing.T, many bool) (*standInLeader, string, *produceForwarder) {
+	secret, err := peer.NewSecret("correct horse battery staple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, addr := newStandInLeader(t, secret, many)
+	c := peer.NewClient(secret)
+	t.Cleanup(c.Close)
+	return leader, addr, newProduceForwarder(context.Background(), c)
+}
+
 // forwardOutcome is what one forwarded produce came back with.
 type forwardOutcome struct {
 	positions []api.RecordPosition
@@ -110,14 +123,7 @@ type forwardOutcome struct {
 // one request, and each gets its own answer: its records' offsets, or its
 // partition's error.
 func TestForwardedProducesShareARequest(t *testing.T) {
-	secret, err := peer.NewSecret("correct horse battery staple")
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, addr := newStandInLeader(t, secret, true)
-	c := peer.NewClient(secret)
-	defer c.Close()
-	f := newProduceForwarder(context.Background(), c)
+	leader, addr, f := forwarderTo(t, true)
 
 	produce := func(p int32, n int) <-chan forwardOutcome {
 		out := make(chan forwardOutcome, 1)
@@ -205,14 +211,7 @@ func lengths(requests [][]forwardedPart) []int {
 // (a rolling upgrade) gets each produce on its own, with the same
 // answers; an idempotent produce always goes on its own.
 func TestForwardedProducesToAnEarlierLeader(t *testing.T) {
-	secret, err := peer.NewSecret("correct horse battery staple")
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, addr := newStandInLeader(t, secret, false)
-	c := peer.NewClient(secret)
-	defer c.Close()
-	f := newProduceForwarder(context.Background(), c)
+	leader, addr, f := forwarderTo(t, false)
 	var wg sync.WaitGroup
 	for p := range int32(6) {
 		wg.Go(func() {
@@ -239,14 +238,7 @@ func TestForwardedProducesToAnEarlierLeader(t *testing.T) {
 // TestForwardedProducerGivesUpWhileWaiting: a produce whose caller gives up
 // before its turn is answered with the caller's error and never sent.
 func TestForwardedProducerGivesUpWhileWaiting(t *testing.T) {
-	secret, err := peer.NewSecret("correct horse battery staple")
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, addr := newStandInLeader(t, secret, true)
-	c := peer.NewClient(secret)
-	defer c.Close()
-	f := newProduceForwarder(context.Background(), c)
+	leader, addr, f := forwarderTo(t, true)
 	one := func(ctx context.Context, p int32) error {
 		req := api.ProduceRequest{Topic: "t", Timeout: time.Second,
 			Records: []api.ProduceRecord{{Partition: p, Value: []byte(fmt.Sprintf("t-%d", p))}}}
