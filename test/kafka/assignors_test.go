@@ -72,6 +72,31 @@ func TestLeaderAssignorAssigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	seeds := c.KafkaAddresses()
+	got := make([]*seen, 3)
+	consumers := make([]*groupConsumer, 3)
+	for i := range consumers {
+		got[i] = &seen{values: map[string]int{}}
+		consumers[i] = startGroupConsumer(t, seeds, group, topic, got[i], i, nil, kgo.Balancers(allToOne{}))
+		defer consumers[i].close()
+	}
+	// Produce once all three hold their assignment: a member that joined
+	// alone first would have read and committed everything itself.
+	describe := func(what string, done func(d *api.GroupDescription) bool) *api.GroupDescription {
+		var d *api.GroupDescription
+		for {
+			if ctx.Err() != nil {
+				t.Fatalf("the group never %s: %+v", what, d)
+			}
+			time.Sleep(100 * time.Millisecond)
+			var err error
+			if d, err = c.Client(1).DescribeGroup(ctx, group, topic); err == nil && done(d) {
+				return d
+			}
+		}
+	}
+	describe("settled with three members", func(d *api.GroupDescription) bool {
+		return len(d.Members) == 3 && d.State == "Stable" && len(assignedOnce(t, d)) == 6
+	})
 	prod := newClient(t, seeds, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	var rs []*kgo.Record
 	for i := range 300 {
@@ -80,28 +105,9 @@ func TestLeaderAssignorAssigns(t *testing.T) {
 	if err := prod.ProduceSync(ctx, rs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-
-	got := make([]*seen, 3)
-	consumers := make([]*groupConsumer, 3)
-	for i := range consumers {
-		got[i] = &seen{values: map[string]int{}}
-		consumers[i] = startGroupConsumer(t, seeds, group, topic, got[i], i, nil, kgo.Balancers(allToOne{}))
-		defer consumers[i].close()
-	}
-	var d *api.GroupDescription
-	for {
-		if ctx.Err() != nil {
-			t.Fatalf("the group never settled with three members: %+v", d)
-		}
-		time.Sleep(100 * time.Millisecond)
-		var err error
-		if d, err = c.Client(1).DescribeGroup(ctx, group, topic); err != nil {
-			continue
-		}
-		if len(d.Members) == 3 && d.State == "Stable" && len(assignedOnce(t, d)) == 6 && d.TotalLag == 0 && committed(d) == 300 {
-			break
-		}
-	}
+	d := describe("committed all 300 records with three members", func(d *api.GroupDescription) bool {
+		return len(d.Members) == 3 && d.State == "Stable" && len(assignedOnce(t, d)) == 6 && d.TotalLag == 0 && committed(d) == 300
+	})
 	if d.ProtocolType != "consumer" || d.Protocol != "all-to-one" {
 		t.Fatalf("the HTTP API shows protocol type %q and protocol %q", d.ProtocolType, d.Protocol)
 	}
