@@ -49,6 +49,19 @@ func binaries(t testing.TB) []binary {
 	return out
 }
 
+// inRoundOrder gives the binaries in the order round (counted from 0)
+// runs them: the order turns by one each round, so no binary always runs
+// right after another one's cluster, while the page cache that cluster
+// dirtied is still being written back.
+func inRoundOrder(bins []binary, round int) []binary {
+	n := len(bins)
+	out := make([]binary, 0, n)
+	for i := range n {
+		out = append(out, bins[(i+round)%n])
+	}
+	return out
+}
+
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
 		return n

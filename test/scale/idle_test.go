@@ -31,7 +31,7 @@ func BenchmarkIdleCost(b *testing.B) {
 	bins := binaries(b)
 	for _, partitions := range counts {
 		for round := range envInt("KAIRO_BENCH_ROUNDS", 1) {
-			for _, bin := range bins {
+			for _, bin := range inRoundOrder(bins, round) {
 				b.Run(fmt.Sprintf("partitions=%d/broker=%s/round=%d", partitions, bin.name, round+1), func(b *testing.B) {
 					measureIdle(b, bin, partitions, window)
 				})

@@ -84,9 +84,9 @@ func throughputScenarios(kairoctl string) []throughputScenario {
 // BenchmarkThroughput: replicated produce throughput of three brokers, a
 // topic of 8 partitions at RF 3 with min.insync.replicas=2 per scenario,
 // through the Kafka listener and through HTTP, acks=all beside acks=1
-// (throughputScenarios). Each round starts one cluster per binary,
-// binaries alternating (KAIRO_BENCH_BROKERS, KAIRO_BENCH_ROUNDS, default
-// 3), and the end gives every scenario's median and range in records/s
+// (throughputScenarios). Each round starts one cluster per binary, the
+// binary that goes first turning each round (KAIRO_BENCH_BROKERS,
+// KAIRO_BENCH_ROUNDS, default 3), and the end gives every scenario's median and range in records/s
 // per binary, with the load average, and the CPU time per record of the
 // three brokers together (from /proc) and of the load generator (kgo in
 // this process, or the kairoctl process). With KAIRO_BENCH_PROFILE set, each
@@ -109,7 +109,7 @@ func BenchmarkThroughput(b *testing.B) {
 	figures, brokerCost, clientCost := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	var loads []string
 	for round := range envInt("KAIRO_BENCH_ROUNDS", 3) {
-		for _, bin := range bins {
+		for _, bin := range inRoundOrder(bins, round) {
 			b.Run(fmt.Sprintf("broker=%s/round=%d", bin.name, round+1), func(b *testing.B) {
 				bc := startCluster(b, bin, nil, false)
 				loads = append(loads, loadAverage())
