@@ -101,13 +101,8 @@ func (b *Broker) fetchResult(args api.FetchRequest, offset int64, res replica.Fe
 func apiRecords(recs []storage.Record) []api.Record {
 	out := make([]api.Record, len(recs))
 	for i, r := range recs {
-		out[i] = api.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value}
-		if len(r.Headers) > 0 {
-			out[i].Headers = make([]api.Header, len(r.Headers))
-			for k, h := range r.Headers {
-				out[i].Headers[k] = api.Header{Key: h.Key, Value: h.Value}
-			}
-		}
+		out[i] = api.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value,
+			Headers: apiHeaders(r.Headers)}
 	}
 	return out
 }

@@ -116,13 +116,8 @@ func decodeForwardedRecords(b []byte, count int, partition int32) ([]api.Produce
 	}
 	out := make([]api.ProduceRecord, len(recs))
 	for i, r := range recs {
-		out[i] = api.ProduceRecord{Partition: partition, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
-		if len(r.Headers) > 0 {
-			out[i].Headers = make([]api.Header, len(r.Headers))
-			for j, h := range r.Headers {
-				out[i].Headers[j] = api.Header{Key: h.Key, Value: h.Value}
-			}
-		}
+		out[i] = api.ProduceRecord{Partition: partition, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp,
+			Headers: apiHeaders(r.Headers)}
 	}
 	return out, nil
 }

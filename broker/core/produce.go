@@ -393,6 +393,19 @@ func storageHeaders(hs []api.Header) []storage.Header {
 	return out
 }
 
+// apiHeaders are a stored record's headers as the core answers them (the
+// bytes are shared, not copied).
+func apiHeaders(hs []storage.Header) []api.Header {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := make([]api.Header, len(hs))
+	for i, h := range hs {
+		out[i] = api.Header{Key: h.Key, Value: h.Value}
+	}
+	return out
+}
+
 // roundRobin returns the topic's keyless-record counter.
 func (b *Broker) roundRobin(topic string) *roundRobin {
 	if rr, ok := b.rr.Load(topic); ok {
