@@ -65,6 +65,7 @@ type Settings struct {
 	GroupCleanupInterval          time.Duration
 	GroupMinSessionTimeout        time.Duration
 	GroupMaxSessionTimeout        time.Duration
+	GroupInitialRebalanceDelay    time.Duration
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
 	OffsetsTopicSegmentBytes      int64
@@ -109,6 +110,7 @@ func DefaultSettings() Settings {
 		GroupCleanupInterval:          time.Minute,
 		GroupMinSessionTimeout:        time.Second,
 		GroupMaxSessionTimeout:        30 * time.Minute,
+		GroupInitialRebalanceDelay:    3 * time.Second,
 		OffsetsTopicNumPartitions:     10,
 		OffsetsTopicReplicationFactor: 3,
 		OffsetsTopicSegmentBytes:      100 << 20,
@@ -222,6 +224,7 @@ var settingKeys = []settingKey{
 	{"group.cleanup.interval.ms", "how often the stale-member cleanup loop runs", msKey(1, func(s *Settings, d time.Duration) { s.GroupCleanupInterval = d })},
 	{"group.min.session.timeout.ms", "smallest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMinSessionTimeout = d })},
 	{"group.max.session.timeout.ms", "largest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMaxSessionTimeout = d })},
+	{"group.initial.rebalance.delay.ms", "how long the first generation of a group that Kafka consumers (members that assign) join from empty waits for more members, extended while they keep coming, up to the rebalance timeout; 0 = none", msKey(0, func(s *Settings, d time.Duration) { s.GroupInitialRebalanceDelay = d })},
 	{"offsets.topic.num.partitions", "partitions of __consumer_offsets (fixed once the topic exists)", intKey(1, 1000, func(s *Settings, n int64) { s.OffsetsTopicNumPartitions = int32(n) })},
 	{"offsets.topic.replication.factor", "replicas of __consumer_offsets, capped at the brokers alive when it is created", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.OffsetsTopicReplicationFactor = int16(n) })},
 	{"offsets.topic.segment.bytes", "segment size of __consumer_offsets", topicKey(topicconfig.SegmentBytes, func(s *Settings, n int64) { s.OffsetsTopicSegmentBytes = n })},

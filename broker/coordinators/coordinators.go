@@ -46,6 +46,9 @@ type Config struct {
 	SessionTimeout  time.Duration
 	CleanupInterval time.Duration
 	CompactBytes    int64
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms
+	// (group.Config).
+	InitialRebalanceDelay time.Duration
 	// Now is the clock of group membership.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -234,7 +237,8 @@ func (cs *Coordinators) load(ctx context.Context, partition int32, slot *coordSl
 // waited for, not skipped.
 func (cs *Coordinators) replay(ctx context.Context, partition int32, j *offsetsJournal) (coord *group.Coordinator, records int, size int64, err error) {
 	coord, err = group.New(group.Config{Journal: j, Partitions: cs.cfg.Partitions, Now: cs.cfg.Now,
-		SessionTimeout: cs.cfg.SessionTimeout, CleanupInterval: cs.cfg.CleanupInterval})
+		SessionTimeout: cs.cfg.SessionTimeout, CleanupInterval: cs.cfg.CleanupInterval,
+		InitialRebalanceDelay: cs.cfg.InitialRebalanceDelay})
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -89,7 +89,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b.forwards = newProduceForwarder(b.ctx, pc)
 	b.coords = coordinators.New(coordinators.Config{BrokerID: cfg.ID, Image: b.image, Partitions: b.groupView(),
 		SessionTimeout: s.GroupStaleTimeout, CleanupInterval: s.GroupCleanupInterval, CompactBytes: s.OffsetsCompactBytes,
-		Now: cfg.Now, Logger: b.log})
+		InitialRebalanceDelay: s.GroupInitialRebalanceDelay, Now: cfg.Now, Logger: b.log})
 
 	raftAdvertise := cfg.RaftAdvertise
 	if raftAdvertise == "" {

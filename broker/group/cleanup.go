@@ -41,7 +41,7 @@ func (c *Coordinator) cleanupGroup(ctx context.Context, id string, now time.Time
 		return err
 	}
 	defer c.unlockGroup(g)
-	if g.state == PreparingRebalance && (g.allJoined() || !now.Before(g.rebalanceDeadline)) {
+	if g.state == PreparingRebalance && ((g.allJoined() && !g.delaying()) || !now.Before(g.rebalanceDeadline)) {
 		c.completeRebalance(ctx, g, now)
 	}
 	removed, err := c.removeStale(ctx, g, now, c.loadedAt(), func(m *member) time.Duration { return c.memberSessionTimeout(g, m) })

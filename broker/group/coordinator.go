@@ -36,6 +36,11 @@ type Config struct {
 	// CleanupInterval is the period of RunCleanup
 	// (group.cleanup.interval.ms). DefaultCleanupInterval when zero.
 	CleanupInterval time.Duration
+	// InitialRebalanceDelay holds back the first generation of a group
+	// that members who assign join from Empty, so that consumers starting
+	// together form one generation (group.initial.rebalance.delay.ms,
+	// initialdelay.go). Zero: no delay.
+	InitialRebalanceDelay time.Duration
 }
 
 // Coordinator coordinates the consumer groups whose journal partition this
@@ -48,6 +53,7 @@ type Coordinator struct {
 	sessionTimeout   time.Duration
 	rebalanceTimeout time.Duration
 	cleanupInterval  time.Duration
+	initialDelay     time.Duration
 
 	// life ends when Close is called. Journal appends and reads of other
 	// brokers' partitions run under it as well as under their request's
@@ -75,7 +81,7 @@ func New(cfg Config) (*Coordinator, error) {
 	if cfg.Journal == nil || cfg.Partitions == nil {
 		return nil, errors.New("group: Config.Journal and Config.Partitions are required")
 	}
-	for _, d := range []time.Duration{cfg.SessionTimeout, cfg.RebalanceTimeout, cfg.CleanupInterval} {
+	for _, d := range []time.Duration{cfg.SessionTimeout, cfg.RebalanceTimeout, cfg.CleanupInterval, cfg.InitialRebalanceDelay} {
 		if d < 0 {
 			return nil, fmt.Errorf("group: negative duration %s in Config", d)
 		}
@@ -87,6 +93,7 @@ func New(cfg Config) (*Coordinator, error) {
 		sessionTimeout:   cfg.SessionTimeout,
 		rebalanceTimeout: cfg.RebalanceTimeout,
 		cleanupInterval:  cfg.CleanupInterval,
+		initialDelay:     cfg.InitialRebalanceDelay,
 		groups:           map[string]*group{},
 		drained:          make(chan struct{}),
 	}

@@ -75,8 +75,9 @@
 // another. The two long operations, a JoinGroup waiting for the generation
 // barrier and a SyncGroup waiting for its leader's assignment, register
 // themselves and release the mutex while they wait; whoever completes the
-// barrier (the last joiner, a leave, the rebalance timer or the cleanup
-// pass) answers every waiting join, and the leader's SyncGroup, or the
+// barrier (the last joiner, a leave, the rebalance timer, the end of a new
+// group's initial delay (initialdelay.go) or the cleanup pass) answers
+// every waiting join, and the leader's SyncGroup, or the
 // next rebalance, every waiting sync. The coordinator's own mutex only
 // guards the map of groups and is never held while a group mutex is taken.
 //

@@ -100,7 +100,8 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResul
 			ErrInconsistentGroupProtocol, gid, req.ProtocolType, protocolNames(protocols))
 	}
 	var m *member
-	if mid == "" {
+	created := mid == ""
+	if created {
 		for mid = newMemberID(req.ClientID); g.members[mid] != nil; mid = newMemberID(req.ClientID) {
 		}
 		m = &member{id: mid, transient: true, lastSeen: now}
@@ -131,8 +132,14 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResul
 		// The same member joined again while waiting: the newer join wins.
 		old.reply <- joinReply{err: fmt.Errorf("%w: member %q joined again", ErrRebalanceInProgress, mid)}
 	}
+	fromEmpty := g.state == Empty
 	g.joins[mid] = j
 	c.beginRebalance(g, now)
+	if fromEmpty && req.ProtocolType != "" && c.initialDelay > 0 {
+		c.startInitialDelay(g, now)
+	} else if created && g.delaying() {
+		g.newJoiner = true
+	}
 	c.settle(ctx, g)
 	c.unlockGroup(g)
 

@@ -63,9 +63,14 @@ func (c *Coordinator) groupRebalanceTimeout(g *group) time.Duration {
 
 // settle moves a rebalance on after any change: it completes the rebalance
 // when every member has rejoined, and otherwise makes sure a timer will
-// complete it at the deadline.
+// complete it at the deadline. A first generation held back by the initial
+// delay waits for the delay's timer instead.
 func (c *Coordinator) settle(ctx context.Context, g *group) {
 	if g.state != PreparingRebalance {
+		return
+	}
+	if g.delaying() {
+		c.armInitialDelay(g)
 		return
 	}
 	if g.allJoined() {
@@ -109,6 +114,7 @@ func (c *Coordinator) completeRebalance(ctx context.Context, g *group, now time.
 	// The generation belongs to the whole group, not to the request that
 	// happened to complete it: a cancelled caller must not abort the write.
 	ctx = context.WithoutCancel(ctx)
+	g.endInitialDelay()
 	ids := make([]string, 0, len(g.joins))
 	for id := range g.joins {
 		ids = append(ids, id)

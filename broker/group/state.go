@@ -81,6 +81,13 @@ type group struct {
 	// syncs are the SyncGroups of members that assign, waiting for the
 	// leader's assignment.
 	syncs map[string]*pendingSync
+	// delayUntil, while set, holds back the first generation of a group
+	// that members who assign join from Empty (initialdelay.go); delayLeft
+	// is how much longer later joiners may extend it, and newJoiner says
+	// a member joined since it was last extended.
+	delayUntil time.Time
+	delayLeft  time.Duration
+	newJoiner  bool
 }
 
 func newGroup(id string) *group {

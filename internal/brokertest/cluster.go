@@ -35,7 +35,8 @@ type Options struct {
 	// bootstrap. Default min(3, Brokers).
 	Voters int
 	// Config are broker properties given to every broker, after any
-	// properties a pod's ConfigMap supplies (so these win).
+	// properties a pod's ConfigMap supplies (so these win). Both come
+	// after testProperties.
 	Config map[string]string
 	// Dir holds the data directories and logs. Default: a temporary
 	// directory that Close removes.
@@ -482,8 +483,15 @@ func (c *Cluster) StartWithArgs(i int, props []byte, extra []string) error {
 	return nil
 }
 
+// testProperties start every broker's properties, so that a ConfigMap or
+// Options.Config can override them: as in Kafka's own test clusters, a
+// group's first generation does not wait group.initial.rebalance.delay.ms
+// (3 s) for more consumers; a test of that wait sets it.
+const testProperties = "group.initial.rebalance.delay.ms=0\n"
+
 func (c *Cluster) properties(props []byte) []byte {
 	var b strings.Builder
+	b.WriteString(testProperties)
 	b.Write(props)
 	if len(props) > 0 && props[len(props)-1] != '\n' {
 		b.WriteByte('\n')

@@ -25,7 +25,8 @@ type InProcessOptions struct {
 	// Brokers is how many brokers form the cluster, every one a voter.
 	// Default 1.
 	Brokers int
-	// Settings of every broker. Default config.DefaultSettings().
+	// Settings of every broker. Default config.DefaultSettings() without
+	// the initial rebalance delay (testProperties).
 	Settings *config.Settings
 }
 
@@ -56,6 +57,7 @@ func StartInProcess(t heldport.TB, opts InProcessOptions) []*InProcessBroker {
 	t.Helper()
 	n := max(opts.Brokers, 1)
 	settings := config.DefaultSettings()
+	settings.GroupInitialRebalanceDelay = 0 // as testProperties
 	if opts.Settings != nil {
 		settings = *opts.Settings
 	}
