@@ -166,7 +166,9 @@ func deriveRaftAdvertise(raftListen, httpAdvertise string) (string, error) {
 }
 
 // Run runs the background work until ctx ends: creating __consumer_offsets
-// once the cluster is up, and the stale-member cleanup loop.
+// once the cluster is up, the stale-member cleanup loop, and taking the
+// produces waiting to be passed on to a leader that lost its leadership
+// back out of its queue.
 func (b *Broker) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -178,9 +180,10 @@ func (b *Broker) Run(ctx context.Context) error {
 		}
 	}()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); b.ensureOffsetsTopic(ctx) }()
 	go func() { defer wg.Done(); b.coords.RunCleanup(ctx, b.settings.GroupCleanupInterval) }()
+	go func() { defer wg.Done(); b.rerouteMovedForwards(ctx) }()
 	wg.Wait()
 	return nil
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -27,6 +28,13 @@ import (
 // run the produces of one request concurrently, and a producer's next
 // sequence must not overtake the one before it. A leader that predates
 // opProduceMany answers NOT_FOUND, and each produce goes alone.
+//
+// A leader that stops answering (a stalled process, a partition of the
+// network) holds its requests in flight until they time out, and the
+// produces queued behind them would wait as long, then go to a broker that
+// by then no longer leads. So when the metadata moves a partition's
+// leadership on, the produces still waiting for it leave the queue unsent
+// (leadersMoved) and their callers route them again.
 
 // opProduceMany passes several produces on to one leader.
 var opProduceMany = peer.NewOp[forwardedProduces, producedEach]("core/produce-many")
@@ -42,6 +50,10 @@ const (
 	// request may take before the forwarding broker gives up on it.
 	forwardSlack = 10 * time.Second
 )
+
+// errLeaderMoved ends the wait of a produce that was never sent: its
+// partition's leadership moved on while it waited (leadersMoved).
+var errLeaderMoved = errors.New("the partition's leadership moved while the produce waited to be sent")
 
 // forwardedProduces is opProduceMany's request: the produces, each one
 // partition's records, whose encoded records follow one another in the
@@ -182,6 +194,49 @@ func (q *forwardQueue) take() []*pendingProduce {
 	}
 	q.waiting = q.waiting[n:]
 	return batch
+}
+
+// leadersMoved takes every waiting produce for which moved reports that its
+// partition's leadership has moved on since it was queued out of its
+// queue, unsent, and ends its wait with errLeaderMoved. Requests already
+// in flight are left to their answer or their timeout: the records may
+// have been written.
+func (f *produceForwarder) leadersMoved(moved func(part forwardedPart) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, q := range f.leaders {
+		kept := q.waiting[:0]
+		for _, pp := range q.waiting {
+			if moved(pp.part) {
+				pp.err = errLeaderMoved
+				close(pp.done)
+				continue
+			}
+			kept = append(kept, pp)
+		}
+		clear(q.waiting[len(kept):])
+		q.waiting = kept
+	}
+}
+
+// rerouteMovedForwards, after every change of the metadata, takes the
+// produces out of the forwarding queues whose partition has a newer leader
+// epoch than the one they were queued for (leadersMoved).
+func (b *Broker) rerouteMovedForwards(ctx context.Context) {
+	images, stop := b.node.Subscribe()
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case img := <-images:
+			b.forwards.leadersMoved(func(part forwardedPart) bool {
+				t := img.Topic(part.Topic)
+				return t == nil || int(part.Partition) >= len(t.Partitions) ||
+					int32(t.Partitions[part.Partition].LeaderEpoch) > part.Epoch
+			})
+		}
+	}
 }
 
 // send runs batch as one request and gives each produce its outcome.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -118,25 +119,29 @@ type forwardOutcome struct {
 	err       error
 }
 
+// forwardInBackground passes n records of partition p of topic t on
+// through f to the leader at addr, as seen at leader epoch 3, and
+// delivers the outcome.
+func forwardInBackground(f *produceForwarder, addr string, p int32, n int) <-chan forwardOutcome {
+	out := make(chan forwardOutcome, 1)
+	req := api.ProduceRequest{Topic: "t", Acks: api.AcksAll, Timeout: 5 * time.Second}
+	for range n {
+		req.Records = append(req.Records, api.ProduceRecord{Partition: p, Value: []byte(fmt.Sprintf("t-%d", p))})
+	}
+	go func() {
+		positions, err := f.produce(context.Background(), addr, 3, req, p)
+		out <- forwardOutcome{positions, err}
+	}()
+	return out
+}
+
 // TestForwardedProducesShareARequest: while two requests to a leader are
 // in flight, the produces passed on to it wait and then go together as
 // one request, and each gets its own answer: its records' offsets, or its
 // partition's error.
 func TestForwardedProducesShareARequest(t *testing.T) {
 	leader, addr, f := forwarderTo(t, true)
-
-	produce := func(p int32, n int) <-chan forwardOutcome {
-		out := make(chan forwardOutcome, 1)
-		req := api.ProduceRequest{Topic: "t", Acks: api.AcksAll, Timeout: 5 * time.Second}
-		for range n {
-			req.Records = append(req.Records, api.ProduceRecord{Partition: p, Value: []byte(fmt.Sprintf("t-%d", p))})
-		}
-		go func() {
-			positions, err := f.produce(context.Background(), addr, 3, req, p)
-			out <- forwardOutcome{positions, err}
-		}()
-		return out
-	}
+	produce := func(p int32, n int) <-chan forwardOutcome { return forwardInBackground(f, addr, p, n) }
 	first := produce(0, 1)
 	leader.waitRequests(t, 1)
 	second := produce(1, 2)
@@ -178,6 +183,47 @@ func TestForwardedProducesShareARequest(t *testing.T) {
 		if part.Epoch != 3 || part.Acks != api.AcksAll || part.Timeout != 5*time.Second {
 			t.Fatalf("produce %d went as %+v", i, part)
 		}
+	}
+}
+
+// TestQueuedProducesLeaveALeaderThatMoved: produces waiting behind the two
+// requests a leader holds leave the queue unsent, with errLeaderMoved,
+// once the metadata gives their partition a newer leader epoch; the
+// others wait on and go as before. Without it they would wait for the held
+// requests' answer or timeout, and then go to a broker that no longer
+// leads.
+func TestQueuedProducesLeaveALeaderThatMoved(t *testing.T) {
+	leader, addr, f := forwarderTo(t, true)
+	first := forwardInBackground(f, addr, 0, 1)
+	leader.waitRequests(t, 1)
+	second := forwardInBackground(f, addr, 1, 1)
+	leader.waitRequests(t, 2)
+	moved, stays := forwardInBackground(f, addr, 2, 3), forwardInBackground(f, addr, 4, 1)
+	waitQueued(t, f, addr, 2)
+
+	f.leadersMoved(func(part forwardedPart) bool { return part.Partition == 2 && part.Epoch == 3 })
+	select {
+	case o := <-moved:
+		if !errors.Is(o.err, errLeaderMoved) || o.positions != nil {
+			t.Fatalf("the produce whose leader moved came back with %+v, want errLeaderMoved", o)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the produce whose leader moved still waits behind the held requests")
+	}
+	waitQueued(t, f, addr, 1)
+
+	for range 3 {
+		leader.release <- struct{}{}
+	}
+	for name, o := range map[string]forwardOutcome{"first": <-first, "second": <-second, "stays": <-stays} {
+		if o.err != nil || len(o.positions) != 1 {
+			t.Fatalf("%s: %+v", name, o)
+		}
+	}
+	leader.mu.Lock()
+	defer leader.mu.Unlock()
+	if len(leader.requests) != 3 || len(leader.requests[2]) != 1 || leader.requests[2][0].Partition != 4 {
+		t.Fatalf("the leader got %v, want the third request to carry partition 4 alone", leader.requests)
 	}
 }
 

@@ -313,6 +313,9 @@ func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, l
 	var answered []api.RecordPosition
 	if err == nil {
 		answered, err = b.forwards.produce(ctx, addr, epoch, req, p)
+		if errors.Is(err, errLeaderMoved) {
+			return b.produceRerouted(ctx, args, p, idx, positions)
+		}
 		err = peerError(err, api.CodeLeaderNotAvailable, leader)
 	}
 	if err == nil && len(answered) != len(idx) {
@@ -337,6 +340,25 @@ func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, l
 		positions[i] = api.Position{Partition: rec.Partition, Offset: rec.Offset, Err: rerr, Duplicate: rec.Duplicate}
 	}
 	return firstErr
+}
+
+// produceRerouted routes records again whose leader moved on while they
+// waited to be passed on (leadersMoved), by the newer metadata: to the new
+// leader, or into this broker's own replica. Each time needs a newer
+// leader epoch, so this ends.
+func (b *Broker) produceRerouted(ctx context.Context, args api.ProduceRequest, p int32, idx []int, positions []api.Position) error {
+	t := b.image().Topic(args.Topic)
+	var err error
+	switch {
+	case t == nil:
+		err = errUnknownTopic(args.Topic)
+	case int(p) >= len(t.Partitions):
+		err = errUnknownPartition(args.Topic, p, int32(len(t.Partitions)))
+	default:
+		return b.produceBatch(ctx, t, args, p, idx, positions)
+	}
+	failAll(positions, p, idx, err)
+	return err
 }
 
 // serveProduce is opProduce's handler: the request produced here, each
