@@ -140,6 +140,9 @@ func securedCluster(ctx context.Context) {
 	pool.AddCert(oldCAs[0])
 	writerPassword := string(secretData(ctx, secWriter, "password"))
 	readerPassword := string(secretData(ctx, secReader, "password"))
+	hideInLogs(writerPassword)
+	hideInLogs(url.PathEscape(writerPassword))
+	hideInLogs(readerPassword)
 	Expect(writerPassword).To(HaveLen(32))
 
 	// HTTPS through kubectl port-forward of the client Service. The

@@ -37,9 +37,37 @@ func toolEnv() []string {
 	return env
 }
 
-// run runs a CLI to completion with stdin, logs the command line, and
-// returns its standard output; a non-zero exit is an error carrying the
-// standard error.
+// secrets are strings run never shows: passwords the suite read from a
+// Secret and passes on a command line.
+var secrets struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// hideInLogs makes run show secret as <hidden> in the command lines it
+// logs and in its errors.
+func hideInLogs(secret string) {
+	if secret == "" {
+		return
+	}
+	secrets.mu.Lock()
+	defer secrets.mu.Unlock()
+	secrets.list = append(secrets.list, secret)
+}
+
+// hidden is s with every secret replaced.
+func hidden(s string) string {
+	secrets.mu.Lock()
+	defer secrets.mu.Unlock()
+	for _, secret := range secrets.list {
+		s = strings.ReplaceAll(s, secret, "<hidden>")
+	}
+	return s
+}
+
+// run runs a CLI to completion with stdin, logs the command line (secrets
+// hidden), and returns its standard output; a non-zero exit is an error
+// carrying the standard error.
 func run(ctx context.Context, stdin, path string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = toolEnv()
@@ -49,11 +77,11 @@ func run(ctx context.Context, stdin, path string, args ...string) (string, error
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	line := filepath.Base(path) + " " + strings.Join(args, " ")
+	line := hidden(filepath.Base(path) + " " + strings.Join(args, " "))
 	say("$ %s", line)
 	err := cmd.Run()
 	if err != nil {
-		return stdout.String(), fmt.Errorf("%s: %w\n%s%s", line, err, stderr.String(), stdout.String())
+		return stdout.String(), fmt.Errorf("%s: %w\n%s%s", line, err, hidden(stderr.String()), hidden(stdout.String()))
 	}
 	return stdout.String(), nil
 }
