@@ -8,6 +8,18 @@ const (
 	BrokerDrained  = "drained"
 )
 
+// BrokerSetting is one of the settings a broker runs with
+// (docs/configuration.md).
+type BrokerSetting struct {
+	Name string `json:"name"`
+	// Value is nil for a setting left unset.
+	Value *string `json:"value"`
+	// Given says the broker's properties set it; otherwise it is the
+	// default.
+	Given bool   `json:"given"`
+	Doc   string `json:"doc"`
+}
+
 // Metadata describes the cluster: its brokers, its controller and every
 // topic.
 type Metadata struct {

@@ -68,8 +68,10 @@ type Config struct {
 	BootstrapServers []string
 	// Rack spreads replicas across failure domains.
 	Rack string
-	// Settings are the broker-wide configs (DefaultSettings when zero).
-	Settings Settings
+	// Settings are the broker-wide configs (DefaultSettings when zero);
+	// GivenSettings names those its properties file set.
+	Settings      Settings
+	GivenSettings []string
 	// Logger receives the broker's logs; RaftLogOutput the raft library's.
 	Logger        *slog.Logger
 	RaftLogOutput io.Writer

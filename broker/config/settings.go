@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,11 +132,34 @@ func enumKey(key string, dst func(*Settings, string)) func(*Settings, string) er
 	}
 }
 
-// settingKey is one properties key: how to parse it and what it means.
+// settingKey is one properties key: how to parse it, what it means, and
+// its value in a Settings as the key would give it ("" for unset).
 type settingKey struct {
 	name string
 	doc  string
 	set  func(s *Settings, v string) error
+	get  func(s *Settings) string
+}
+
+func num[N int | int16 | int32 | int64](n N) string { return strconv.FormatInt(int64(n), 10) }
+
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// unsetIfZero is "" for a setting whose zero value means unset.
+func unsetIfZero(v string) string {
+	if v == "0" {
+		return ""
+	}
+	return v
+}
+
+// retentionHours is log.retention.hours of a retention time: whole hours,
+// -1 for forever.
+func retentionHours(d time.Duration) string {
+	if d < 0 {
+		return "-1"
+	}
+	return strconv.FormatInt(int64(d/time.Hour), 10)
 }
 
 func intKey(lo, hi int64, dst func(*Settings, int64)) func(*Settings, string) error {
@@ -189,46 +213,106 @@ func boolKey(dst func(*Settings, bool)) func(*Settings, string) error {
 }
 
 var settingKeys = []settingKey{
-	{"num.partitions", "partitions of a topic created without \"partitions\"", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.NumPartitions = int32(n) })},
-	{"max.partitions.per.topic", "most partitions a topic may have (create and add partitions)", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MaxPartitions = int32(n) })},
-	{"default.replication.factor", "replicas of a topic created without \"replication_factor\"", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.DefaultReplicationFactor = int16(n) })},
-	{"min.insync.replicas", "ISR size an acks=all produce needs, unless the topic overrides it", topicKey(topicconfig.MinInsyncReplicas, func(s *Settings, n int64) { s.MinInsyncReplicas = int(n) })},
-	{"unclean.leader.election.enable", "let an out-of-sync replica lead when no ISR member is alive (topic override wins)", boolKey(func(s *Settings, b bool) { s.UncleanLeaderElection = b })},
-	{"auto.create.topics.enable", "create an unknown topic on its first produce, with the defaults above", boolKey(func(s *Settings, b bool) { s.AutoCreateTopics = b })},
-	{"log.segment.bytes", "segment size before a new segment is rolled", topicKey(topicconfig.SegmentBytes, func(s *Settings, n int64) { s.LogSegmentBytes = n })},
-	{"log.roll.ms", "age of a segment before a new one is rolled", topicKey(topicconfig.SegmentMs, func(s *Settings, n int64) { s.LogSegmentMs = time.Duration(n) * time.Millisecond })},
-	{"log.retention.ms", "age past which whole old segments are deleted; -1 keeps them forever", topicKey(topicconfig.RetentionMs, func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Millisecond })},
-	{"log.retention.hours", "log.retention.ms in hours (log.retention.ms wins when both are set)", intKey(-1, math.MaxInt32, func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Hour })},
-	{"log.retention.bytes", "partition size past which whole old segments are deleted; -1 = no limit", topicKey(topicconfig.RetentionBytes, func(s *Settings, n int64) { s.LogRetentionBytes = n })},
-	{"log.retention.check.interval.ms", "how often retention runs", msKey(1, func(s *Settings, d time.Duration) { s.LogRetentionCheckMs = d })},
-	{"log.index.interval.bytes", "bytes between two sparse index entries", topicKey(topicconfig.IndexIntervalBytes, func(s *Settings, n int64) { s.LogIndexIntervalBytes = int(n) })},
-	{"log.flush.interval.messages", "fsync after this many messages; unset = leave it to the OS", topicKey(topicconfig.FlushMessages, func(s *Settings, n int64) { s.LogFlushIntervalMessages = n })},
-	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", topicKey(topicconfig.FlushMs, func(s *Settings, n int64) { s.LogFlushIntervalMs = time.Duration(n) * time.Millisecond })},
-	{"message.max.bytes", "largest batch a produce may write to one partition", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MessageMaxBytes = int(n) })},
-	{"producer.id.expiration.ms", "a partition forgets an idempotent producer that has not written to it for this long, and stores its retries again", msKey(1, func(s *Settings, d time.Duration) { s.ProducerIDExpiration = d })},
-	{"compression.type", "codec of the batches an HTTP produce writes, unless the topic overrides it: producer (as sent: none over HTTP), uncompressed, gzip, snappy, lz4 or zstd", enumKey(topicconfig.CompressionType, func(s *Settings, v string) { s.CompressionType = v })},
-	{"max.request.bytes", "largest HTTP request body (413 BODY_TOO_LARGE above it)", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.MaxRequestBytes = n })},
-	{"queued.max.request.bytes", "request bodies, and what they decode to, the broker holds at once across all requests (503 BROKER_BUSY beyond it); at least 4 × max.request.bytes", intKey(4096, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxRequestBytes = n })},
-	{"queued.max.response.bytes", "fetch replies the broker builds at once across all requests (503 BROKER_BUSY beyond it)", intKey(1<<20, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxResponseBytes = n })},
-	{"client.io.timeout.ms", "how long a client may take to send a request body, and to read a reply, before its connection is closed", msKey(1, func(s *Settings, d time.Duration) { s.ClientIOTimeout = d })},
-	{"socket.request.max.bytes", "largest Kafka request frame; a larger one closes its connection, as in Kafka", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.SocketRequestMaxBytes = int32(n) })},
-	{"connections.max.idle.ms", "a Kafka connection that sends nothing for this long is closed", msKey(1, func(s *Settings, d time.Duration) { s.ConnectionsMaxIdle = d })},
-	{"broker.session.timeout.ms", "a broker silent this long is fenced and loses its leaderships", msKey(1, func(s *Settings, d time.Duration) { s.BrokerSessionTimeout = d })},
-	{"broker.heartbeat.interval.ms", "how often a broker heartbeats the controller", msKey(1, func(s *Settings, d time.Duration) { s.BrokerHeartbeatInterval = d })},
-	{"replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", msKey(1, func(s *Settings, d time.Duration) { s.ReplicaLagTimeMax = d })},
-	{"replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for new data", msKey(0, func(s *Settings, d time.Duration) { s.ReplicaFetchWaitMax = d })},
-	{"replica.fetch.max.bytes", "bytes a follower fetches per partition per request", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.ReplicaFetchMaxBytes = int(n) })},
-	{"replica.fetch.response.max.bytes", "bytes a follower fetches per request over all the partitions it follows on one leader", intKey(1024, 128<<20, func(s *Settings, n int64) { s.ReplicaFetchRespMaxBytes = int(n) })},
-	{"controlled.shutdown.timeout.ms", "how long a stopping broker waits for its leaderships to move", msKey(0, func(s *Settings, d time.Duration) { s.ControlledShutdownMax = d })},
-	{"group.stale.timeout.ms", "a group member not seen this long is removed by the cleanup loop (unless its group sets session_timeout_ms)", msKey(1, func(s *Settings, d time.Duration) { s.GroupStaleTimeout = d })},
-	{"group.cleanup.interval.ms", "how often the stale-member cleanup loop runs", msKey(1, func(s *Settings, d time.Duration) { s.GroupCleanupInterval = d })},
-	{"group.min.session.timeout.ms", "smallest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMinSessionTimeout = d })},
-	{"group.max.session.timeout.ms", "largest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMaxSessionTimeout = d })},
-	{"group.initial.rebalance.delay.ms", "how long the first generation of a group that Kafka consumers (members that assign) join from empty waits for more members, extended while they keep coming, up to the rebalance timeout; 0 = none", msKey(0, func(s *Settings, d time.Duration) { s.GroupInitialRebalanceDelay = d })},
-	{"offsets.topic.num.partitions", "partitions of __consumer_offsets (fixed once the topic exists)", intKey(1, 1000, func(s *Settings, n int64) { s.OffsetsTopicNumPartitions = int32(n) })},
-	{"offsets.topic.replication.factor", "replicas of __consumer_offsets, capped at the brokers alive when it is created", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.OffsetsTopicReplicationFactor = int16(n) })},
-	{"offsets.topic.segment.bytes", "segment size of __consumer_offsets", topicKey(topicconfig.SegmentBytes, func(s *Settings, n int64) { s.OffsetsTopicSegmentBytes = n })},
-	{"offsets.compact.bytes", "a coordinator snapshots its groups and moves its partition's log start once this many journal bytes follow the last snapshot (and outweigh it)", intKey(1024, math.MaxInt64, func(s *Settings, n int64) { s.OffsetsCompactBytes = n })},
+	{"num.partitions", "partitions of a topic created without \"partitions\"", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.NumPartitions = int32(n) }),
+		func(s *Settings) string { return num(s.NumPartitions) }},
+	{"max.partitions.per.topic", "most partitions a topic may have (create and add partitions)", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MaxPartitions = int32(n) }),
+		func(s *Settings) string { return num(s.MaxPartitions) }},
+	{"default.replication.factor", "replicas of a topic created without \"replication_factor\"", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.DefaultReplicationFactor = int16(n) }),
+		func(s *Settings) string { return num(s.DefaultReplicationFactor) }},
+	{"min.insync.replicas", "ISR size an acks=all produce needs, unless the topic overrides it", topicKey(topicconfig.MinInsyncReplicas, func(s *Settings, n int64) { s.MinInsyncReplicas = int(n) }),
+		func(s *Settings) string { return num(s.MinInsyncReplicas) }},
+	{"unclean.leader.election.enable", "let an out-of-sync replica lead when no ISR member is alive (topic override wins)", boolKey(func(s *Settings, b bool) { s.UncleanLeaderElection = b }),
+		func(s *Settings) string { return strconv.FormatBool(s.UncleanLeaderElection) }},
+	{"auto.create.topics.enable", "create an unknown topic on its first produce, with the defaults above", boolKey(func(s *Settings, b bool) { s.AutoCreateTopics = b }),
+		func(s *Settings) string { return strconv.FormatBool(s.AutoCreateTopics) }},
+	{"log.segment.bytes", "segment size before a new segment is rolled", topicKey(topicconfig.SegmentBytes, func(s *Settings, n int64) { s.LogSegmentBytes = n }),
+		func(s *Settings) string { return num(s.LogSegmentBytes) }},
+	{"log.roll.ms", "age of a segment before a new one is rolled", topicKey(topicconfig.SegmentMs, func(s *Settings, n int64) { s.LogSegmentMs = time.Duration(n) * time.Millisecond }),
+		func(s *Settings) string { return ms(s.LogSegmentMs) }},
+	{"log.retention.ms", "age past which whole old segments are deleted; -1 keeps them forever", topicKey(topicconfig.RetentionMs, func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Millisecond }),
+		func(s *Settings) string { return ms(s.LogRetentionMs) }},
+	{"log.retention.hours", "log.retention.ms in hours (log.retention.ms wins when both are set)", intKey(-1, math.MaxInt32, func(s *Settings, n int64) { s.LogRetentionMs = time.Duration(n) * time.Hour }),
+		func(s *Settings) string { return retentionHours(s.LogRetentionMs) }},
+	{"log.retention.bytes", "partition size past which whole old segments are deleted; -1 = no limit", topicKey(topicconfig.RetentionBytes, func(s *Settings, n int64) { s.LogRetentionBytes = n }),
+		func(s *Settings) string { return num(s.LogRetentionBytes) }},
+	{"log.retention.check.interval.ms", "how often retention runs", msKey(1, func(s *Settings, d time.Duration) { s.LogRetentionCheckMs = d }),
+		func(s *Settings) string { return ms(s.LogRetentionCheckMs) }},
+	{"log.index.interval.bytes", "bytes between two sparse index entries", topicKey(topicconfig.IndexIntervalBytes, func(s *Settings, n int64) { s.LogIndexIntervalBytes = int(n) }),
+		func(s *Settings) string { return num(s.LogIndexIntervalBytes) }},
+	{"log.flush.interval.messages", "fsync after this many messages; unset = leave it to the OS", topicKey(topicconfig.FlushMessages, func(s *Settings, n int64) { s.LogFlushIntervalMessages = n }),
+		func(s *Settings) string { return unsetIfZero(num(s.LogFlushIntervalMessages)) }},
+	{"log.flush.interval.ms", "fsync at most this long after a write; unset = leave it to the OS", topicKey(topicconfig.FlushMs, func(s *Settings, n int64) { s.LogFlushIntervalMs = time.Duration(n) * time.Millisecond }),
+		func(s *Settings) string { return unsetIfZero(ms(s.LogFlushIntervalMs)) }},
+	{"message.max.bytes", "largest batch a produce may write to one partition", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.MessageMaxBytes = int(n) }),
+		func(s *Settings) string { return num(s.MessageMaxBytes) }},
+	{"producer.id.expiration.ms", "a partition forgets an idempotent producer that has not written to it for this long, and stores its retries again", msKey(1, func(s *Settings, d time.Duration) { s.ProducerIDExpiration = d }),
+		func(s *Settings) string { return ms(s.ProducerIDExpiration) }},
+	{"compression.type", "codec of the batches an HTTP produce writes, unless the topic overrides it: producer (as sent: none over HTTP), uncompressed, gzip, snappy, lz4 or zstd", enumKey(topicconfig.CompressionType, func(s *Settings, v string) { s.CompressionType = v }),
+		func(s *Settings) string { return s.CompressionType }},
+	{"max.request.bytes", "largest HTTP request body (413 BODY_TOO_LARGE above it)", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.MaxRequestBytes = n }),
+		func(s *Settings) string { return num(s.MaxRequestBytes) }},
+	{"queued.max.request.bytes", "request bodies, and what they decode to, the broker holds at once across all requests (503 BROKER_BUSY beyond it); at least 4 × max.request.bytes", intKey(4096, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxRequestBytes = n }),
+		func(s *Settings) string { return num(s.QueuedMaxRequestBytes) }},
+	{"queued.max.response.bytes", "fetch replies the broker builds at once across all requests (503 BROKER_BUSY beyond it)", intKey(1<<20, math.MaxInt64, func(s *Settings, n int64) { s.QueuedMaxResponseBytes = n }),
+		func(s *Settings) string { return num(s.QueuedMaxResponseBytes) }},
+	{"client.io.timeout.ms", "how long a client may take to send a request body, and to read a reply, before its connection is closed", msKey(1, func(s *Settings, d time.Duration) { s.ClientIOTimeout = d }),
+		func(s *Settings) string { return ms(s.ClientIOTimeout) }},
+	{"socket.request.max.bytes", "largest Kafka request frame; a larger one closes its connection, as in Kafka", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.SocketRequestMaxBytes = int32(n) }),
+		func(s *Settings) string { return num(s.SocketRequestMaxBytes) }},
+	{"connections.max.idle.ms", "a Kafka connection that sends nothing for this long is closed", msKey(1, func(s *Settings, d time.Duration) { s.ConnectionsMaxIdle = d }),
+		func(s *Settings) string { return ms(s.ConnectionsMaxIdle) }},
+	{"broker.session.timeout.ms", "a broker silent this long is fenced and loses its leaderships", msKey(1, func(s *Settings, d time.Duration) { s.BrokerSessionTimeout = d }),
+		func(s *Settings) string { return ms(s.BrokerSessionTimeout) }},
+	{"broker.heartbeat.interval.ms", "how often a broker heartbeats the controller", msKey(1, func(s *Settings, d time.Duration) { s.BrokerHeartbeatInterval = d }),
+		func(s *Settings) string { return ms(s.BrokerHeartbeatInterval) }},
+	{"replica.lag.time.max.ms", "a follower not caught up for this long leaves the ISR", msKey(1, func(s *Settings, d time.Duration) { s.ReplicaLagTimeMax = d }),
+		func(s *Settings) string { return ms(s.ReplicaLagTimeMax) }},
+	{"replica.fetch.wait.max.ms", "how long a follower's fetch waits at the leader for new data", msKey(0, func(s *Settings, d time.Duration) { s.ReplicaFetchWaitMax = d }),
+		func(s *Settings) string { return ms(s.ReplicaFetchWaitMax) }},
+	{"replica.fetch.max.bytes", "bytes a follower fetches per partition per request", intKey(1024, math.MaxInt32, func(s *Settings, n int64) { s.ReplicaFetchMaxBytes = int(n) }),
+		func(s *Settings) string { return num(s.ReplicaFetchMaxBytes) }},
+	{"replica.fetch.response.max.bytes", "bytes a follower fetches per request over all the partitions it follows on one leader", intKey(1024, 128<<20, func(s *Settings, n int64) { s.ReplicaFetchRespMaxBytes = int(n) }),
+		func(s *Settings) string { return num(s.ReplicaFetchRespMaxBytes) }},
+	{"controlled.shutdown.timeout.ms", "how long a stopping broker waits for its leaderships to move", msKey(0, func(s *Settings, d time.Duration) { s.ControlledShutdownMax = d }),
+		func(s *Settings) string { return ms(s.ControlledShutdownMax) }},
+	{"group.stale.timeout.ms", "a group member not seen this long is removed by the cleanup loop (unless its group sets session_timeout_ms)", msKey(1, func(s *Settings, d time.Duration) { s.GroupStaleTimeout = d }),
+		func(s *Settings) string { return ms(s.GroupStaleTimeout) }},
+	{"group.cleanup.interval.ms", "how often the stale-member cleanup loop runs", msKey(1, func(s *Settings, d time.Duration) { s.GroupCleanupInterval = d }),
+		func(s *Settings) string { return ms(s.GroupCleanupInterval) }},
+	{"group.min.session.timeout.ms", "smallest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMinSessionTimeout = d }),
+		func(s *Settings) string { return ms(s.GroupMinSessionTimeout) }},
+	{"group.max.session.timeout.ms", "largest session_timeout_ms a joining member may ask for", msKey(1, func(s *Settings, d time.Duration) { s.GroupMaxSessionTimeout = d }),
+		func(s *Settings) string { return ms(s.GroupMaxSessionTimeout) }},
+	{"group.initial.rebalance.delay.ms", "how long the first generation of a group that Kafka consumers (members that assign) join from empty waits for more members, extended while they keep coming, up to the rebalance timeout; 0 = none", msKey(0, func(s *Settings, d time.Duration) { s.GroupInitialRebalanceDelay = d }),
+		func(s *Settings) string { return ms(s.GroupInitialRebalanceDelay) }},
+	{"offsets.topic.num.partitions", "partitions of __consumer_offsets (fixed once the topic exists)", intKey(1, 1000, func(s *Settings, n int64) { s.OffsetsTopicNumPartitions = int32(n) }),
+		func(s *Settings) string { return num(s.OffsetsTopicNumPartitions) }},
+	{"offsets.topic.replication.factor", "replicas of __consumer_offsets, capped at the brokers alive when it is created", intKey(1, math.MaxInt16, func(s *Settings, n int64) { s.OffsetsTopicReplicationFactor = int16(n) }),
+		func(s *Settings) string { return num(s.OffsetsTopicReplicationFactor) }},
+	{"offsets.topic.segment.bytes", "segment size of __consumer_offsets", topicKey(topicconfig.SegmentBytes, func(s *Settings, n int64) { s.OffsetsTopicSegmentBytes = n }),
+		func(s *Settings) string { return num(s.OffsetsTopicSegmentBytes) }},
+	{"offsets.compact.bytes", "a coordinator snapshots its groups and moves its partition's log start once this many journal bytes follow the last snapshot (and outweigh it)", intKey(1024, math.MaxInt64, func(s *Settings, n int64) { s.OffsetsCompactBytes = n }),
+		func(s *Settings) string { return num(s.OffsetsCompactBytes) }},
+}
+
+// SettingValue is one setting as a broker runs with it.
+type SettingValue struct {
+	Name, Doc string
+	// Value is as the key would give it; "" for a setting left unset.
+	Value string
+	// Given says the properties set it; otherwise it is the default.
+	Given bool
+}
+
+// Values lists every setting of s, sorted by name; given names the keys
+// the properties set.
+func (s *Settings) Values(given []string) []SettingValue {
+	out := make([]SettingValue, 0, len(settingKeys))
+	for _, k := range settingKeys {
+		out = append(out, SettingValue{Name: k.name, Doc: k.doc, Value: k.get(s), Given: slices.Contains(given, k.name)})
+	}
+	slices.SortFunc(out, func(a, b SettingValue) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // SettingKeys lists every key Apply understands, sorted.

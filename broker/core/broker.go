@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/cluster"
 	"github.com/kairolog/kairolog/broker/cluster/metadata"
 	"github.com/kairolog/kairolog/broker/config"
@@ -286,6 +287,21 @@ func (b *Broker) Memory() memory.Budget { return b.memory }
 
 // ID is the broker id.
 func (b *Broker) ID() int32 { return b.id }
+
+// Settings are the broker-wide settings this broker runs with, sorted by
+// name: those its properties set, and the defaults. It never fails; the
+// error is for a front door's authorization in front of it.
+func (b *Broker) Settings(context.Context) ([]api.BrokerSetting, error) {
+	values := b.settings.Values(b.cfg.GivenSettings)
+	out := make([]api.BrokerSetting, len(values))
+	for i, v := range values {
+		out[i] = api.BrokerSetting{Name: v.Name, Given: v.Given, Doc: v.Doc}
+		if v.Value != "" {
+			out[i].Value = &v.Value
+		}
+	}
+	return out, nil
+}
 
 // ClusterID is the cluster's id, once the metadata quorum has named it
 // ("" before).

@@ -205,6 +205,15 @@ func (a authorizing) AddPartitions(ctx context.Context, name string, partitions 
 	return a.Core.AddPartitions(ctx, name, partitions)
 }
 
+// Settings serves DescribeConfigs of a broker: DescribeConfigs on the
+// cluster.
+func (a authorizing) Settings(ctx context.Context) ([]api.BrokerSetting, error) {
+	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpDescribeConfigs}); err != nil {
+		return nil, err
+	}
+	return a.Core.Settings(ctx)
+}
+
 // DescribeTopic serves DescribeConfigs: DescribeConfigs on the topic.
 func (a authorizing) DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error) {
 	if err := a.check(ctx, topicNeed(name, auth.OpDescribeConfigs)); err != nil {

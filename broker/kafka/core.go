@@ -34,6 +34,8 @@ type Core interface {
 	AddPartitions(ctx context.Context, name string, partitions int32) error
 	DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error)
 	AlterTopicConfig(ctx context.Context, change api.TopicConfigChange) (map[string]string, error)
+	// Settings are this broker's own broker-wide settings.
+	Settings(ctx context.Context) ([]api.BrokerSetting, error)
 
 	// NewProducer gives an idempotent producer a new id, epoch 0.
 	NewProducer(ctx context.Context) (api.Producer, error)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -342,6 +343,11 @@ func brokerConfig(o *options, hostname string) (config.Config, []string, error) 
 		}
 		if unknown, err = cfg.Settings.Apply(props); err != nil {
 			return cfg, nil, fmt.Errorf("--config-file %s: %w", o.configFile, err)
+		}
+		for name := range props {
+			if !slices.Contains(unknown, name) {
+				cfg.GivenSettings = append(cfg.GivenSettings, name)
+			}
 		}
 	}
 	return cfg, unknown, nil
