@@ -20,6 +20,25 @@ type BrokerSetting struct {
 	Doc   string `json:"doc"`
 }
 
+// LogDir is a broker's data directory and the replicas it holds there.
+type LogDir struct {
+	Path string `json:"path"`
+	// TotalBytes and UsableBytes are the size of its file system and what
+	// is free there; -1 when unknown.
+	TotalBytes  int64         `json:"total_bytes"`
+	UsableBytes int64         `json:"usable_bytes"`
+	Replicas    []ReplicaSize `json:"replicas"`
+}
+
+// ReplicaSize is one hosted replica's bytes on disk, and how far its log
+// end is below the high watermark it knows.
+type ReplicaSize struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	SizeBytes int64  `json:"size_bytes"`
+	OffsetLag int64  `json:"offset_lag"`
+}
+
 // Metadata describes the cluster: its brokers, its controller and every
 // topic.
 type Metadata struct {

@@ -214,6 +214,14 @@ func (a authorizing) Settings(ctx context.Context) ([]api.BrokerSetting, error) 
 	return a.Core.Settings(ctx)
 }
 
+// LogDir serves DescribeLogDirs: Describe on the cluster.
+func (a authorizing) LogDir(ctx context.Context) (api.LogDir, error) {
+	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpDescribe}); err != nil {
+		return api.LogDir{}, err
+	}
+	return a.Core.LogDir(ctx)
+}
+
 // DescribeTopic serves DescribeConfigs: DescribeConfigs on the topic.
 func (a authorizing) DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error) {
 	if err := a.check(ctx, topicNeed(name, auth.OpDescribeConfigs)); err != nil {

@@ -34,8 +34,10 @@ type Core interface {
 	AddPartitions(ctx context.Context, name string, partitions int32) error
 	DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error)
 	AlterTopicConfig(ctx context.Context, change api.TopicConfigChange) (map[string]string, error)
-	// Settings are this broker's own broker-wide settings.
+	// Settings are this broker's own broker-wide settings, and LogDir its
+	// data directory with the replicas it holds.
 	Settings(ctx context.Context) ([]api.BrokerSetting, error)
+	LogDir(ctx context.Context) (api.LogDir, error)
 
 	// NewProducer gives an idempotent producer a new id, epoch 0.
 	NewProducer(ctx context.Context) (api.Producer, error)
