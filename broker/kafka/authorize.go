@@ -214,6 +214,14 @@ func (a authorizing) Settings(ctx context.Context) ([]api.BrokerSetting, error) 
 	return a.Core.Settings(ctx)
 }
 
+// Users serves DescribeAcls: Describe on the cluster.
+func (a authorizing) Users(ctx context.Context) ([]*auth.User, error) {
+	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpDescribe}); err != nil {
+		return nil, err
+	}
+	return a.Core.Users(ctx)
+}
+
 // LogDir serves DescribeLogDirs: Describe on the cluster.
 func (a authorizing) LogDir(ctx context.Context) (api.LogDir, error) {
 	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpDescribe}); err != nil {

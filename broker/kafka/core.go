@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/auth"
 )
 
 // Core is what the Kafka listener asks of the broker core, in the core's
@@ -38,6 +39,8 @@ type Core interface {
 	// data directory with the replicas it holds.
 	Settings(ctx context.Context) ([]api.BrokerSetting, error)
 	LogDir(ctx context.Context) (api.LogDir, error)
+	// Users are every user with its ACLs.
+	Users(ctx context.Context) ([]*auth.User, error)
 
 	// NewProducer gives an idempotent producer a new id, epoch 0.
 	NewProducer(ctx context.Context) (api.Producer, error)

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 // consoles ask it, shows the settings a broker runs with: those its
 // properties file set as STATIC_BROKER_CONFIG, the others their default,
 // an unset one without a value, each read-only. Another broker's id is
-// INVALID_REQUEST, and the cluster-wide dynamic defaults are none.
+// INVALID_REQUEST, and the cluster-wide dynamic defaults are none. This
+// broker does not authorize, so DescribeAcls is SECURITY_DISABLED, as in
+// Kafka without an authorizer.
 func TestBrokerConfigs(t *testing.T) {
 	c := startCluster(t, 1, map[string]string{"log.retention.ms": "3600000"})
 	ctx := testContext(t, 30*time.Second)
@@ -61,5 +64,8 @@ func TestBrokerConfigs(t *testing.T) {
 	if len(resp.Resources) != 2 || resp.Resources[0].ErrorCode != kerr.InvalidRequest.Code ||
 		resp.Resources[1].ErrorCode != 0 || len(resp.Resources[1].Configs) != 0 {
 		t.Fatalf("broker 7's configs asked of broker 0, and the cluster's dynamic defaults: %+v", resp.Resources)
+	}
+	if _, err := describeACLRows(t, cl, nil); !errors.Is(err, kerr.SecurityDisabled) {
+		t.Fatalf("DescribeAcls without authorization: %v, want SECURITY_DISABLED", err)
 	}
 }

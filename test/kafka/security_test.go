@@ -103,6 +103,8 @@ func TestKafkaSecurity(t *testing.T) {
 		}
 	})
 
+	t.Run("describe ACLs", func(t *testing.T) { describeACLs(t, p, kafkaSeeds) })
+
 	for name, seeds := range map[string][]string{"kafka listener": kafkaSeeds, "gateway": {c.GatewayAddress(1)}} {
 		t.Run("writer through the "+name, func(t *testing.T) {
 			ctx := testContext(t, 60*time.Second)
