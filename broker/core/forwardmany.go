@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,7 +35,10 @@ import (
 // produces queued behind them would wait as long, then go to a broker that
 // by then no longer leads. So when the metadata moves a partition's
 // leadership on, the produces still waiting for it leave the queue unsent
-// (leadersMoved) and their callers route them again.
+// (leadersMoved) and their callers route them again. A request in flight
+// whose every produce's partition moved on is abandoned: its produces are
+// answered REQUEST_TIMED_OUT at once (the old leader may or may not have
+// written them, as after a timeout) instead of after the timeout.
 
 // opProduceMany passes several produces on to one leader.
 var opProduceMany = peer.NewOp[forwardedProduces, producedEach]("core/produce-many")
@@ -103,10 +107,19 @@ type produceForwarder struct {
 }
 
 // forwardQueue is one leader's produces waiting to be sent, and how many
-// requests to it are in flight.
+// requests to it are in flight (sending holds those that have been sent).
 type forwardQueue struct {
 	inFlight int
 	waiting  []*pendingProduce
+	sending  map[*sentRequest]struct{}
+}
+
+// sentRequest is one opProduceMany request in flight: its produces, and
+// how to abandon it.
+type sentRequest struct {
+	parts     []forwardedPart
+	abandon   context.CancelFunc
+	abandoned bool
 }
 
 // pendingProduce is one produce passed on, and once done its outcome.
@@ -139,7 +152,7 @@ func (f *produceForwarder) produce(ctx context.Context, addr string, epoch int32
 	f.mu.Lock()
 	q := f.leaders[addr]
 	if q == nil {
-		q = &forwardQueue{}
+		q = &forwardQueue{sending: map[*sentRequest]struct{}{}}
 		f.leaders[addr] = q
 	}
 	q.waiting = append(q.waiting, pp)
@@ -171,7 +184,7 @@ func (f *produceForwarder) drain(addr string, q *forwardQueue) {
 			return
 		}
 		f.mu.Unlock()
-		f.send(addr, batch)
+		f.send(addr, q, batch)
 	}
 }
 
@@ -198,13 +211,19 @@ func (q *forwardQueue) take() []*pendingProduce {
 
 // leadersMoved takes every waiting produce for which moved reports that its
 // partition's leadership has moved on since it was queued out of its
-// queue, unsent, and ends its wait with errLeaderMoved. Requests already
-// in flight are left to their answer or their timeout: the records may
-// have been written.
+// queue, unsent, and ends its wait with errLeaderMoved. A request in flight
+// all of whose produces moved is abandoned (send answers them); one with
+// a produce whose leader stays is left to its answer or its timeout.
 func (f *produceForwarder) leadersMoved(moved func(part forwardedPart) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, q := range f.leaders {
+		for sr := range q.sending {
+			if !sr.abandoned && !slices.ContainsFunc(sr.parts, func(part forwardedPart) bool { return !moved(part) }) {
+				sr.abandoned = true
+				sr.abandon()
+			}
+		}
 		kept := q.waiting[:0]
 		for _, pp := range q.waiting {
 			if moved(pp.part) {
@@ -239,8 +258,9 @@ func (b *Broker) rerouteMovedForwards(ctx context.Context) {
 	}
 }
 
-// send runs batch as one request and gives each produce its outcome.
-func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
+// send runs batch as one request to the leader at addr, whose queue is q,
+// and gives each produce its outcome.
+func (f *produceForwarder) send(addr string, q *forwardQueue, batch []*pendingProduce) {
 	req := forwardedProduces{Produces: make([]forwardedPart, len(batch))}
 	var longest time.Duration
 	for i, pp := range batch {
@@ -250,7 +270,21 @@ func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
 	}
 	ctx, cancel := context.WithTimeout(f.ctx, longest+forwardSlack)
 	defer cancel()
+	sr := &sentRequest{parts: req.Produces, abandon: cancel}
+	f.mu.Lock()
+	q.sending[sr] = struct{}{}
+	f.mu.Unlock()
 	resp, err := peer.Call(ctx, f.client, addr, opProduceMany, req, peer.Forwarded())
+	f.mu.Lock()
+	delete(q.sending, sr)
+	abandoned := sr.abandoned
+	f.mu.Unlock()
+	if abandoned && err != nil {
+		e := api.Errorf(api.CodeRequestTimedOut,
+			"the leader at %s stopped answering and lost its leaderships; whether these records were written is unknown", addr)
+		e.RetryAfterMs = 500
+		err = e
+	}
 	if api.IsCode(err, api.CodeNotFound) {
 		// A leader of an earlier version (a rolling upgrade).
 		var wg sync.WaitGroup
