@@ -209,11 +209,11 @@ func (q *forwardQueue) take() []*pendingProduce {
 	return batch
 }
 
-// leadersMoved takes every waiting produce for which moved reports that its
-// partition's leadership has moved on since it was queued out of its
-// queue, unsent, and ends its wait with errLeaderMoved. A request in flight
-// all of whose produces moved is abandoned (send answers them); one with
-// a produce whose leader stays is left to its answer or its timeout.
+// leadersMoved acts on the produces whose partition's leadership moved on
+// since they were queued (moved reports it): a waiting one leaves its
+// queue unsent, its wait ended with errLeaderMoved; a request in flight
+// all of whose produces moved is abandoned (send answers them); one with a
+// produce whose leader stays is left to its answer or its timeout.
 func (f *produceForwarder) leadersMoved(moved func(part forwardedPart) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -238,9 +238,9 @@ func (f *produceForwarder) leadersMoved(moved func(part forwardedPart) bool) {
 	}
 }
 
-// rerouteMovedForwards, after every change of the metadata, takes the
-// produces out of the forwarding queues whose partition has a newer leader
-// epoch than the one they were queued for (leadersMoved).
+// rerouteMovedForwards, after every change of the metadata, hands the
+// forwarder the produces whose partition has a newer leader epoch than the
+// one they were queued for, or no longer exists (leadersMoved).
 func (b *Broker) rerouteMovedForwards(ctx context.Context) {
 	images, stop := b.node.Subscribe()
 	defer stop()
