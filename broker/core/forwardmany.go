@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -35,10 +34,7 @@ import (
 // produces queued behind them would wait as long, then go to a broker that
 // by then no longer leads. So when the metadata moves a partition's
 // leadership on, the produces still waiting for it leave the queue unsent
-// (leadersMoved) and their callers route them again. A request in flight
-// whose every produce's partition moved on is abandoned: its produces are
-// answered REQUEST_TIMED_OUT at once (the old leader may or may not have
-// written them, as after a timeout) instead of after the timeout.
+// (leadersMoved) and their callers route them again.
 
 // opProduceMany passes several produces on to one leader.
 var opProduceMany = peer.NewOp[forwardedProduces, producedEach]("core/produce-many")
@@ -107,19 +103,10 @@ type produceForwarder struct {
 }
 
 // forwardQueue is one leader's produces waiting to be sent, and how many
-// requests to it are in flight (sending holds those that have been sent).
+// requests to it are in flight.
 type forwardQueue struct {
 	inFlight int
 	waiting  []*pendingProduce
-	sending  map[*sentRequest]struct{}
-}
-
-// sentRequest is one opProduceMany request in flight: its produces, and
-// how to abandon it.
-type sentRequest struct {
-	parts     []forwardedPart
-	abandon   context.CancelFunc
-	abandoned bool
 }
 
 // pendingProduce is one produce passed on, and once done its outcome.
@@ -152,7 +139,7 @@ func (f *produceForwarder) produce(ctx context.Context, addr string, epoch int32
 	f.mu.Lock()
 	q := f.leaders[addr]
 	if q == nil {
-		q = &forwardQueue{sending: map[*sentRequest]struct{}{}}
+		q = &forwardQueue{}
 		f.leaders[addr] = q
 	}
 	q.waiting = append(q.waiting, pp)
@@ -184,7 +171,7 @@ func (f *produceForwarder) drain(addr string, q *forwardQueue) {
 			return
 		}
 		f.mu.Unlock()
-		f.send(addr, q, batch)
+		f.send(addr, batch)
 	}
 }
 
@@ -209,21 +196,17 @@ func (q *forwardQueue) take() []*pendingProduce {
 	return batch
 }
 
-// leadersMoved acts on the produces whose partition's leadership moved on
-// since they were queued (moved reports it): a waiting one leaves its
-// queue unsent, its wait ended with errLeaderMoved; a request in flight
-// all of whose produces moved is abandoned (send answers them); one with a
-// produce whose leader stays is left to its answer or its timeout.
+// leadersMoved takes the waiting produces whose partition's leadership
+// moved on since they were queued (moved reports it) out of their queue,
+// unsent, and ends their wait with errLeaderMoved. Requests already in
+// flight are left to their answer or their timeout: the old leader may be
+// alive (a controlled shutdown, a preferred-leader election) and may have
+// written their records, so answering them anything else, or sending them
+// again, could make a retrying client write them twice.
 func (f *produceForwarder) leadersMoved(moved func(part forwardedPart) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, q := range f.leaders {
-		for sr := range q.sending {
-			if !sr.abandoned && !slices.ContainsFunc(sr.parts, func(part forwardedPart) bool { return !moved(part) }) {
-				sr.abandoned = true
-				sr.abandon()
-			}
-		}
 		kept := q.waiting[:0]
 		for _, pp := range q.waiting {
 			if moved(pp.part) {
@@ -258,9 +241,8 @@ func (b *Broker) rerouteMovedForwards(ctx context.Context) {
 	}
 }
 
-// send runs batch as one request to the leader at addr, whose queue is q,
-// and gives each produce its outcome.
-func (f *produceForwarder) send(addr string, q *forwardQueue, batch []*pendingProduce) {
+// send runs batch as one request and gives each produce its outcome.
+func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
 	req := forwardedProduces{Produces: make([]forwardedPart, len(batch))}
 	var longest time.Duration
 	for i, pp := range batch {
@@ -270,21 +252,7 @@ func (f *produceForwarder) send(addr string, q *forwardQueue, batch []*pendingPr
 	}
 	ctx, cancel := context.WithTimeout(f.ctx, longest+forwardSlack)
 	defer cancel()
-	sr := &sentRequest{parts: req.Produces, abandon: cancel}
-	f.mu.Lock()
-	q.sending[sr] = struct{}{}
-	f.mu.Unlock()
 	resp, err := peer.Call(ctx, f.client, addr, opProduceMany, req, peer.Forwarded())
-	f.mu.Lock()
-	delete(q.sending, sr)
-	abandoned := sr.abandoned
-	f.mu.Unlock()
-	if abandoned && err != nil {
-		e := api.Errorf(api.CodeRequestTimedOut,
-			"the leader at %s stopped answering and lost its leaderships; whether these records were written is unknown", addr)
-		e.RetryAfterMs = 500
-		err = e
-	}
 	if api.IsCode(err, api.CodeNotFound) {
 		// A leader of an earlier version (a rolling upgrade).
 		var wg sync.WaitGroup
