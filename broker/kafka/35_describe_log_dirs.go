@@ -29,7 +29,7 @@ func (s *Server) describeLogDirs(ctx context.Context, req *request) kmsg.Respons
 	d := kmsg.NewDescribeLogDirsResponseDir()
 	d.Dir, d.TotalBytes, d.UsableBytes = dir.Path, dir.TotalBytes, dir.UsableBytes
 	for _, rs := range dir.Replicas {
-		if !asked(r, rs) {
+		if !logDirAsked(r, rs) {
 			continue
 		}
 		if n := len(d.Topics); n == 0 || d.Topics[n-1].Topic != rs.Topic {
@@ -46,9 +46,9 @@ func (s *Server) describeLogDirs(ctx context.Context, req *request) kmsg.Respons
 	return resp
 }
 
-// asked says whether r asks for replica rs: every replica when it names
+// logDirAsked says whether r asks for replica rs: every replica when it names
 // no topics.
-func asked(r *kmsg.DescribeLogDirsRequest, rs api.ReplicaSize) bool {
+func logDirAsked(r *kmsg.DescribeLogDirsRequest, rs api.ReplicaSize) bool {
 	if r.Topics == nil {
 		return true
 	}
