@@ -65,6 +65,8 @@ type Broker struct {
 	// peerMux is the peer listener's handler, once PeerHandler made it;
 	// the metrics read its request counts.
 	peerMux atomic.Pointer[peer.Mux]
+	// peerStreams serves the peer streams in front of peerMux.
+	peerStreams atomic.Pointer[peer.StreamServer]
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -277,6 +279,7 @@ func (b *Broker) Close() error {
 			err = e
 		}
 		b.peerClient.Close()
+		b.ClosePeerStreams()
 	})
 	return err
 }

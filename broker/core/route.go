@@ -142,7 +142,10 @@ func int32s(xs []int) []int32 {
 // (broker/peer), among them the requests other brokers pass on to this
 // one (route.go). Every request must carry the cluster secret. Serve it
 // only on the peer listener: the client port never answers these paths.
-func (b *Broker) PeerHandler() http.Handler {
+// Calls arrive as HTTP requests or on peer streams (broker/peer); wrap,
+// if given, wraps what serves both, as a test that counts or delays peer
+// requests needs.
+func (b *Broker) PeerHandler(wrap ...func(http.Handler) http.Handler) http.Handler {
 	m := peer.NewMux(b.cfg.PeerSecret, b.log)
 	b.node.ServePeer(m)
 	b.replicas.ServePeer(m)
@@ -175,7 +178,22 @@ func (b *Broker) PeerHandler() http.Handler {
 	savedAssignmentOp.serve(m, b)
 	deleteAssignmentOp.serve(m, b)
 	b.peerMux.Store(m)
-	return withMemoryAccount(m)
+	h := withMemoryAccount(m)
+	for _, w := range wrap {
+		h = w(h)
+	}
+	streams := peer.NewStreamServer(b.cfg.PeerSecret, h, b.log)
+	b.peerStreams.Store(streams)
+	return streams
+}
+
+// ClosePeerStreams ends the peer streams other brokers hold to this one,
+// as closing the peer listener's connections ends their HTTP calls; Close
+// does it too.
+func (b *Broker) ClosePeerStreams() {
+	if s := b.peerStreams.Load(); s != nil {
+		s.Close()
+	}
 }
 
 // withMemoryAccount gives every peer request a memory account, as a front

@@ -87,6 +87,7 @@ func TestListGroupsIsPartialWhenABrokerDoesNotAnswer(t *testing.T) {
 	// Broker 2 keeps running but stops answering on its peer listener,
 	// where the others ask it for its groups.
 	c.nodes[2].peerSrv.CloseClientConnections()
+	c.nodes[2].b.ClosePeerStreams()
 	c.nodes[2].peerSrv.Listener.Close()
 	start := time.Now()
 	r := n0.expect(t, "GET", "/groups", "", 200)

@@ -143,7 +143,9 @@ func startNode(t testing.TB, o nodeOptions) *node {
 	} else {
 		srv = serveOn(ln, counter)
 	}
-	peerSrv := serveOn(peerLn, &requestCounter{next: b.PeerHandler(), state: counter.shared()})
+	peerSrv := serveOn(peerLn, b.PeerHandler(func(h http.Handler) http.Handler {
+		return &requestCounter{next: h, state: counter.shared()}
+	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &node{t: t, requests: counter, b: b, srv: srv, peerSrv: peerSrv, url: srv.URL, cancel: cancel, runDone: make(chan struct{}),
 		cfg: cfg, ln: ln.Addr().String(), public: public, client: o.client}
@@ -263,6 +265,7 @@ func (n *node) crash() {
 	n.srv.CloseClientConnections()
 	n.srv.Close()
 	n.peerSrv.CloseClientConnections()
+	n.b.ClosePeerStreams()
 	n.peerSrv.Close()
 	n.cancel()
 	_ = n.b.Close()

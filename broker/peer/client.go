@@ -28,6 +28,8 @@ type Client struct {
 	http   *http.Client
 	// scheme is https when calls go over TLS (WithTLS).
 	scheme string
+	// streams carry the calls to peers that serve streams (stream.go).
+	streams *streams
 }
 
 // ClientOption configures a Client.
@@ -58,7 +60,9 @@ func NewClient(secret Secret, opts ...ClientOption) *Client {
 		IdleConnTimeout:     90 * time.Second,
 	}
 	c := &Client{secret: secret, scheme: "http"}
+	dial := func(ctx context.Context, addr string) (net.Conn, error) { return t.DialContext(ctx, "tcp", addr) }
 	if o.tls != nil {
+		dial = func(ctx context.Context, addr string) (net.Conn, error) { return o.tls.DialContext(ctx, "tcp", addr) }
 		// The dialler returns a *tls.Conn, or in permissive mode a plain
 		// connection to a broker without TLS, over which net/http then
 		// speaks plain HTTP/1.1.
@@ -66,14 +70,19 @@ func NewClient(secret Secret, opts ...ClientOption) *Client {
 		c.scheme = "https"
 	}
 	c.http = &http.Client{Transport: &authTransport{secret: secret, next: t}}
+	c.streams = newStreams(dial, secret)
 	return c
 }
 
 // HTTPClient is an http.Client whose requests carry the cluster secret.
 func (c *Client) HTTPClient() *http.Client { return c.http }
 
-// Close drops idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+// Close drops idle connections and ends the streams; calls waiting on
+// them fail as unreachable. Later calls dial again.
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	c.streams.closeAll()
+}
 
 // authTransport adds the peer headers to every request.
 type authTransport struct {
@@ -120,22 +129,26 @@ func (c *Client) baseURL(addr string) string {
 }
 
 // CallOption changes how one call is sent.
-type CallOption func(*http.Request)
+type CallOption func(*callOptions)
+
+// callOptions are the headers of a call besides the secret.
+type callOptions struct {
+	forwarded bool
+	hasEpoch  bool
+	epoch     int32
+}
 
 // Forwarded sends the call as passed on for another broker
 // (HeaderForwarded): the receiver answers it or refuses it.
 func Forwarded() CallOption {
-	return func(r *http.Request) { r.Header.Set(HeaderForwarded, "1") }
+	return func(o *callOptions) { o.forwarded = true }
 }
 
 // ForwardedAt is Forwarded, with the leader epoch the forwarding broker
 // saw for the partition the call is about (HeaderLeaderEpoch), so that a
 // receiver whose metadata is behind can wait for it to catch up.
 func ForwardedAt(epoch int32) CallOption {
-	return func(r *http.Request) {
-		r.Header.Set(HeaderForwarded, "1")
-		r.Header.Set(HeaderLeaderEpoch, strconv.Itoa(int(epoch)))
-	}
+	return func(o *callOptions) { o.forwarded, o.hasEpoch, o.epoch = true, true, epoch }
 }
 
 // Call runs op on the broker whose peer listener is at addr. An error
@@ -147,43 +160,91 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 	if err != nil {
 		return resp, fmt.Errorf("peer %s: encode request: %w", op.name, err)
 	}
-	contentType := "application/json"
+	framed := false
 	if p, ok := any(&req).(Payload); ok {
-		body, contentType = appendFrame(nil, body, p.PeerPayload()), frameType
+		body, framed = appendFrame(nil, body, p.PeerPayload()), true
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL(addr)+op.path(), bytes.NewReader(body))
+	var o callOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	status, replyFramed, raw, err := c.roundTrip(ctx, addr, op.name, o, framed, body)
 	if err != nil {
-		return resp, fmt.Errorf("peer %s: %w", op.name, err)
+		return resp, err
 	}
-	hreq.Header.Set("Content-Type", contentType)
-	for _, o := range opts {
-		o(hreq)
+	if status != http.StatusOK {
+		return resp, decodeError(status, raw)
 	}
-	res, err := c.http.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return resp, ctx.Err()
-		}
-		return resp, &UnreachableError{Addr: addr, Err: err}
-	}
-	defer res.Body.Close()
-	raw, err := readBody(io.LimitReader(res.Body, MaxReplyBytes), res.ContentLength, MaxReplyBytes)
-	if err != nil {
-		if ctx.Err() != nil {
-			return resp, ctx.Err()
-		}
-		return resp, &UnreachableError{Addr: addr, Err: err}
-	}
-	if res.StatusCode != http.StatusOK {
-		return resp, decodeError(res.StatusCode, raw)
-	}
-	if res.Header.Get("Content-Type") == frameType {
+	if replyFramed {
 		return resp, decodeFrame(raw, &resp)
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return resp, fmt.Errorf("peer %s: decode reply: %w", op.name, err)
 	}
 	return resp, nil
+}
+
+// roundTrip sends one call's body and returns the reply's status, whether
+// it is a frame, and its body: over the peer's stream, or over HTTP when
+// the peer serves none.
+func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, framed bool, body []byte) (int, bool, []byte, error) {
+	if host, ok := c.streamAddress(addr); ok && len(body) <= MaxRequestBytes {
+		s, ok, err := c.streams.get(ctx, host)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return 0, false, nil, ctx.Err()
+		case err != nil:
+			return 0, false, nil, &UnreachableError{Addr: addr, Err: err}
+		case ok:
+			r, err := s.call(ctx, op, o, framed, body)
+			return r.status, r.framed, r.body, err
+		}
+	}
+	return c.httpRoundTrip(ctx, addr, op, o, framed, body)
+}
+
+// streamAddress is the host:port to stream to for addr, when the call
+// goes the way the client dials (an address without a scheme, or with
+// the client's own).
+func (c *Client) streamAddress(addr string) (string, bool) {
+	if host, ok := strings.CutPrefix(addr, c.scheme+"://"); ok {
+		return strings.TrimSuffix(host, "/"), true
+	}
+	return addr, !strings.Contains(addr, "://")
+}
+
+// httpRoundTrip is roundTrip as one HTTP request.
+func (c *Client) httpRoundTrip(ctx context.Context, addr, op string, o callOptions, framed bool, body []byte) (int, bool, []byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL(addr)+PathPrefix+op, bytes.NewReader(body))
+	if err != nil {
+		return 0, false, nil, fmt.Errorf("peer %s: %w", op, err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if framed {
+		hreq.Header.Set("Content-Type", frameType)
+	}
+	if o.forwarded {
+		hreq.Header.Set(HeaderForwarded, "1")
+	}
+	if o.hasEpoch {
+		hreq.Header.Set(HeaderLeaderEpoch, strconv.Itoa(int(o.epoch)))
+	}
+	res, err := c.http.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, false, nil, ctx.Err()
+		}
+		return 0, false, nil, &UnreachableError{Addr: addr, Err: err}
+	}
+	defer res.Body.Close()
+	raw, err := readBody(io.LimitReader(res.Body, MaxReplyBytes), res.ContentLength, MaxReplyBytes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, false, nil, ctx.Err()
+		}
+		return 0, false, nil, &UnreachableError{Addr: addr, Err: err}
+	}
+	return res.StatusCode, res.Header.Get("Content-Type") == frameType, raw, nil
 }
 
 // readBody reads a request or reply body of size bytes (-1: not said)

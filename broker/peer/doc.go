@@ -21,6 +21,22 @@
 // Every request must carry the cluster secret; one without it, or with
 // another, is answered 401 UNAUTHENTICATED before any handler runs.
 //
+// # Streams
+//
+// A Client carries its calls to a broker on one long-lived stream, not one
+// HTTP request each (stream.go): it asks for it with an HTTP/1.1 upgrade
+// to StreamPath carrying the secret, and the connection then carries
+// frames — a call (id, operation, the forwarding headers, the body HTTP
+// would carry) and its reply (id, status, body), concurrently and in any
+// order, several queued frames in one write. The StreamServer in front of
+// the Mux serves each call as the HTTP request it stands for, so an
+// operation, its errors and everything wrapping the Mux behave the same
+// on either wire; a caller that stops waiting cancels its call. A broker
+// that answers the upgrade with anything but 101 (one from before streams)
+// is called over HTTP. A stream costs a call about half the CPU time of an
+// HTTP request (BenchmarkCall), and a follower's fetch sessions and the
+// forwarded produces are such calls, several per record.
+//
 // The Mux is a plain http.Handler and the Client an http.Client with its
 // own transport, so TLS (mutual TLS from the operator's CA) wraps the peer
 // listener with tls.NewListener and the client transport with a TLS

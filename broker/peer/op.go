@@ -6,6 +6,14 @@ import "strings"
 // "replica/fetch" is POST /internal/replica/fetch.
 const PathPrefix = "/internal/"
 
+// StreamPath is where a peer asks for a stream (stream.go): a request
+// with "Upgrade: kairo-peer-stream/1" that is answered 101 Switching
+// Protocols, after which the connection carries frames, not HTTP.
+const StreamPath = PathPrefix + "stream"
+
+// streamProtocol names the stream protocol in the Upgrade header.
+const streamProtocol = "kairo-peer-stream/1"
+
 // Op is one typed broker-to-broker operation: Req is sent as JSON, Resp
 // comes back as JSON, each plus raw bytes when it implements Payload.
 type Op[Req, Resp any] struct{ name string }

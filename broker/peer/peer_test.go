@@ -63,9 +63,32 @@ func testSecret(t *testing.T, s string) Secret {
 	return sec
 }
 
-// startPeer serves a Mux with the test operations.
-func startPeer(t *testing.T, secret Secret) string {
+// startPeer serves a Mux with the test operations, and peer streams in
+// front of it.
+func startPeer(t testing.TB, secret Secret) string {
 	t.Helper()
+	m := testMux(secret)
+	streams := NewStreamServer(secret, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := httptest.NewServer(streams)
+	t.Cleanup(func() {
+		streams.Close()
+		srv.Close()
+	})
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// startHTTPOnlyPeer serves the test operations without streams, as a
+// broker from before them.
+func startHTTPOnlyPeer(t testing.TB, secret Secret) (addr string, m *Mux) {
+	t.Helper()
+	m = testMux(secret)
+	srv := httptest.NewServer(m)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://"), m
+}
+
+// testMux is a Mux with the test operations.
+func testMux(secret Secret) *Mux {
 	m := NewMux(secret, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	Handle(m, opEcho, func(ctx context.Context, req echoReq) (echoResp, error) {
 		switch req.Fail {
@@ -89,9 +112,7 @@ func startPeer(t *testing.T, secret Secret) string {
 	Handle(m, opPayload, func(ctx context.Context, req payloadReq) (batchResp, error) {
 		return batchResp{HighWatermark: int64(req.Count), Batches: req.Records}, nil
 	})
-	srv := httptest.NewServer(m)
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return m
 }
 
 // TestRequestPayload: a request whose type carries a payload travels as a

@@ -89,7 +89,7 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 
 // ServeHTTP checks the cluster secret, then routes.
 func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := m.authenticate(r); err != nil {
+	if err := authenticate(m.secret, r); err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kairolog-peers"`)
 		writeError(w, err)
 		return
@@ -111,13 +111,13 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate admits a request whose Authorization header is "Bearer "
 // and the cluster secret.
-func (m *Mux) authenticate(r *http.Request) *api.Error {
+func authenticate(secret Secret, r *http.Request) *api.Error {
 	h := r.Header.Get(headerAuthorization)
 	if h == "" {
 		return api.Errorf(api.CodeUnauthenticated, "peer calls need the cluster secret (Authorization: Bearer …)")
 	}
 	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || !m.secret.matches(token) {
+	if !ok || !secret.matches(token) {
 		return api.Errorf(api.CodeUnauthenticated, "wrong cluster secret")
 	}
 	return nil
