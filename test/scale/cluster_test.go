@@ -1,7 +1,9 @@
 package scale
 
 import (
+	"bytes"
 	"context"
+	byteorder "encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
+	"github.com/kairolog/kairolog/broker/peer"
 	"github.com/kairolog/kairolog/internal/brokertest"
 )
 
@@ -233,11 +236,64 @@ func startPeerProxy(t testing.TB, target string) *peerProxy {
 	}
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.counter(r.URL.Path).Add(1)
+		if r.URL.Path == peer.StreamPath {
+			p.tunnel(w, r, target)
+			return
+		}
 		rp.ServeHTTP(w, r)
 	})}
 	go func() { _ = p.srv.Serve(ln) }()
 	t.Cleanup(func() { _ = p.srv.Close() })
 	return p
+}
+
+// tunnel passes a peer stream on to target, counting each call it carries
+// under its operation's path, as the HTTP request it stands for would be.
+func (p *peerProxy) tunnel(w http.ResponseWriter, r *http.Request, target string) {
+	up, err := net.Dial("tcp", target)
+	if err != nil {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	defer up.Close()
+	var head bytes.Buffer
+	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\nHost: %s\r\n", r.Method, r.URL.RequestURI(), target)
+	_ = r.Header.Write(&head)
+	head.WriteString("\r\n")
+	if _, err := up.Write(head.Bytes()); err != nil {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	go func() {
+		_, _ = io.Copy(conn, up) // the upgrade's answer, then the replies
+		conn.Close()
+	}()
+	// After the upgrade the caller sends frames: a 4-byte length, then a
+	// kind (1: a call), an id, flags, an epoch and the operation's name
+	// (broker/peer's streamframe.go).
+	for {
+		var size [4]byte
+		if _, err := io.ReadFull(brw.Reader, size[:]); err != nil {
+			return
+		}
+		frame := make([]byte, byteorder.BigEndian.Uint32(size[:]))
+		if _, err := io.ReadFull(brw.Reader, frame); err != nil {
+			return
+		}
+		if len(frame) >= 16 && frame[0] == 1 {
+			if n := int(byteorder.BigEndian.Uint16(frame[14:16])); 16+n <= len(frame) {
+				p.counter(peer.PathPrefix + string(frame[16:16+n])).Add(1)
+			}
+		}
+		if _, err := up.Write(append(size[:], frame...)); err != nil {
+			return
+		}
+	}
 }
 
 func (p *peerProxy) counter(path string) *atomic.Int64 {
