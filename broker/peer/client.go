@@ -188,17 +188,26 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 // it is a frame, and its body: over the peer's stream, or over HTTP when
 // the peer serves none.
 func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, framed bool, body []byte) (int, bool, []byte, error) {
-	if host, ok := c.streamAddress(addr); ok && len(body) <= MaxRequestBytes {
-		s, ok, err := c.streams.get(ctx, host)
+	host, ok := c.streamAddress(addr)
+	for attempt := 0; ok && len(body) <= MaxRequestBytes; attempt++ {
+		s, streamed, err := c.streams.get(ctx, host)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return 0, false, nil, ctx.Err()
 		case err != nil:
 			return 0, false, nil, &UnreachableError{Addr: addr, Err: err}
-		case ok:
-			r, err := s.call(ctx, op, o, framed, body)
-			return r.status, r.framed, r.body, err
+		case !streamed:
+			ok = false
+			continue
 		}
+		r, err := s.call(ctx, op, o, framed, body)
+		if errors.Is(err, errNotSent) && attempt == 0 {
+			continue // the stream closed as the call came: once on a new one
+		}
+		if errors.Is(err, errNotSent) {
+			err = &UnreachableError{Addr: addr, Err: err}
+		}
+		return r.status, r.framed, r.body, err
 	}
 	return c.httpRoundTrip(ctx, addr, op, o, framed, body)
 }

@@ -304,3 +304,31 @@ func FuzzStreamFrames(f *testing.F) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestIdleStreamClosesAndCallsGoOn: a stream without calls is closed
+// (streamIdleTimeout); a call that finds it closed before it went out is
+// sent on a new stream, never failed for it.
+func TestIdleStreamClosesAndCallsGoOn(t *testing.T) {
+	secret := testSecret(t, "correct horse battery staple")
+	streams := NewStreamServer(secret, testMux(secret), nil)
+	defer streams.Close()
+	addr, requests := countingServer(t, streams)
+	c := NewClient(secret)
+	defer c.Close()
+	if _, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	c.streams.mu.Lock()
+	s := c.streams.byAddr[addr]
+	c.streams.mu.Unlock()
+	s.closeIfIdle()
+	if _, err := s.call(context.Background(), opEcho.Name(), callOptions{}, false, []byte(`{}`)); !errors.Is(err, errNotSent) {
+		t.Fatalf("call on a closed stream: %v, want it not sent", err)
+	}
+	if got, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "again"}); err != nil || got.Text != "again" {
+		t.Fatalf("call after the idle stream closed: %+v %v", got, err)
+	}
+	if n := requests.Load(); n != 2 {
+		t.Fatalf("%d upgrades, want 2", n)
+	}
+}

@@ -41,6 +41,10 @@ func newStreams(dial func(ctx context.Context, addr string) (net.Conn, error), s
 	return &streams{dial: dial, auth: "Bearer " + secret.value, byAddr: map[string]*clientStream{}, httpUntil: map[string]time.Time{}}
 }
 
+// errNotSent: the stream ended (idle, or broken) before the call went
+// out on it; the call goes on a new one.
+var errNotSent = errors.New("stream ended before the call was sent")
+
 // errStreamRefused: the peer answered the upgrade, not with a stream.
 var errStreamRefused = errors.New("peer refused a stream")
 
@@ -229,16 +233,16 @@ func (s *clientStream) closeIfIdle() {
 	s.idle.Reset(streamIdleTimeout)
 }
 
-// call sends one call and waits for its reply. A broken stream is an
-// *UnreachableError: the call may or may not have run. The end of ctx
+// call sends one call and waits for its reply. A stream that broke after
+// the call was sent is an *UnreachableError: the call may or may not have
+// run; one that ended before is errNotSent. The end of ctx
 // tells the peer to cancel the call, and is returned.
 func (s *clientStream) call(ctx context.Context, op string, o callOptions, framed bool, body []byte) (streamReply, error) {
 	ch := make(chan streamReply, 1)
 	s.mu.Lock()
 	if s.broken != nil {
-		err := s.broken
 		s.mu.Unlock()
-		return streamReply{}, &UnreachableError{Addr: s.addr, Err: err}
+		return streamReply{}, errNotSent
 	}
 	s.nextID++
 	id := s.nextID
