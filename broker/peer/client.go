@@ -156,60 +156,64 @@ func ForwardedAt(epoch int32) CallOption {
 // end is its error.
 func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req, Resp], req Req, opts ...CallOption) (Resp, error) {
 	var resp Resp
-	body, err := json.Marshal(req)
-	if err != nil {
-		return resp, fmt.Errorf("peer %s: encode request: %w", op.name, err)
-	}
-	framed := false
-	if p, ok := any(&req).(Payload); ok {
-		body, framed = appendFrame(nil, body, p.PeerPayload()), true
-	}
 	var o callOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	status, replyFramed, raw, err := c.roundTrip(ctx, addr, op.name, o, framed, body)
+	encode := func(binaryOK bool) ([]byte, bodyEncoding, error) { return encodeMessage(&req, binaryOK) }
+	status, enc, raw, err := c.roundTrip(ctx, addr, op.name, o, encode)
 	if err != nil {
 		return resp, err
 	}
 	if status != http.StatusOK {
 		return resp, decodeError(status, raw)
 	}
-	if replyFramed {
-		return resp, decodeFrame(raw, &resp)
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	if err := decodeMessage(raw, enc, &resp); err != nil {
 		return resp, fmt.Errorf("peer %s: decode reply: %w", op.name, err)
 	}
 	return resp, nil
 }
 
-// roundTrip sends one call's body and returns the reply's status, whether
-// it is a frame, and its body: over the peer's stream, or over HTTP when
-// the peer serves none.
-func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, framed bool, body []byte) (int, bool, []byte, error) {
+// encodeFunc encodes a call's request, in binary if binaryOK and it has a
+// binary encoding.
+type encodeFunc func(binaryOK bool) ([]byte, bodyEncoding, error)
+
+// roundTrip sends one call and returns the reply's status, encoding and
+// body: over the peer's stream, or over HTTP when the peer serves none.
+func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, encode encodeFunc) (int, bodyEncoding, []byte, error) {
 	host, ok := c.streamAddress(addr)
-	for attempt := 0; ok && len(body) <= MaxRequestBytes; attempt++ {
+	for attempt := 0; ok; attempt++ {
 		s, streamed, err := c.streams.get(ctx, host)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return 0, false, nil, ctx.Err()
+			return 0, encJSON, nil, ctx.Err()
 		case err != nil:
-			return 0, false, nil, &UnreachableError{Addr: addr, Err: err}
+			return 0, encJSON, nil, &UnreachableError{Addr: addr, Err: err}
 		case !streamed:
 			ok = false
 			continue
 		}
-		r, err := s.call(ctx, op, o, framed, body)
+		body, enc, err := encode(s.binary)
+		if err != nil {
+			return 0, encJSON, nil, fmt.Errorf("peer %s: encode request: %w", op, err)
+		}
+		if len(body) > MaxRequestBytes {
+			break // refused over HTTP with its error, as it is no frame
+		}
+		r, err := s.call(ctx, op, o, enc, body)
 		if errors.Is(err, errNotSent) && attempt == 0 {
 			continue // the stream closed as the call came: once on a new one
 		}
 		if errors.Is(err, errNotSent) {
 			err = &UnreachableError{Addr: addr, Err: err}
 		}
-		return r.status, r.framed, r.body, err
+		return r.status, r.enc, r.body, err
 	}
-	return c.httpRoundTrip(ctx, addr, op, o, framed, body)
+	body, enc, err := encode(false)
+	if err != nil {
+		return 0, encJSON, nil, fmt.Errorf("peer %s: encode request: %w", op, err)
+	}
+	return c.httpRoundTrip(ctx, addr, op, o, enc, body)
 }
 
 // streamAddress is the host:port to stream to for addr, when the call
@@ -223,15 +227,12 @@ func (c *Client) streamAddress(addr string) (string, bool) {
 }
 
 // httpRoundTrip is roundTrip as one HTTP request.
-func (c *Client) httpRoundTrip(ctx context.Context, addr, op string, o callOptions, framed bool, body []byte) (int, bool, []byte, error) {
+func (c *Client) httpRoundTrip(ctx context.Context, addr, op string, o callOptions, enc bodyEncoding, body []byte) (int, bodyEncoding, []byte, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL(addr)+PathPrefix+op, bytes.NewReader(body))
 	if err != nil {
-		return 0, false, nil, fmt.Errorf("peer %s: %w", op, err)
+		return 0, encJSON, nil, fmt.Errorf("peer %s: %w", op, err)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if framed {
-		hreq.Header.Set("Content-Type", frameType)
-	}
+	hreq.Header.Set("Content-Type", enc.contentType())
 	if o.forwarded {
 		hreq.Header.Set(HeaderForwarded, "1")
 	}
@@ -241,19 +242,19 @@ func (c *Client) httpRoundTrip(ctx context.Context, addr, op string, o callOptio
 	res, err := c.http.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, false, nil, ctx.Err()
+			return 0, encJSON, nil, ctx.Err()
 		}
-		return 0, false, nil, &UnreachableError{Addr: addr, Err: err}
+		return 0, encJSON, nil, &UnreachableError{Addr: addr, Err: err}
 	}
 	defer res.Body.Close()
 	raw, err := readBody(io.LimitReader(res.Body, MaxReplyBytes), res.ContentLength, MaxReplyBytes)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, false, nil, ctx.Err()
+			return 0, encJSON, nil, ctx.Err()
 		}
-		return 0, false, nil, &UnreachableError{Addr: addr, Err: err}
+		return 0, encJSON, nil, &UnreachableError{Addr: addr, Err: err}
 	}
-	return res.StatusCode, res.Header.Get("Content-Type") == frameType, raw, nil
+	return res.StatusCode, encodingOf(res.Header.Get("Content-Type")), raw, nil
 }
 
 // readBody reads a request or reply body of size bytes (-1: not said)

@@ -37,6 +37,16 @@
 // HTTP request (BenchmarkCall), and a follower's fetch sessions and the
 // forwarded produces are such calls, several per record.
 //
+// # Bodies
+//
+// A request or reply is JSON, or JSON and raw bytes after it (Payload: a
+// fetch's batches, a forwarded produce's records). A message that also
+// has a binary encoding of its own (Binary, encoding.go; the fetch session
+// and the forwarded produces, with package binwire) travels in it on a
+// stream whose server says it reads binary bodies when it accepts the
+// stream, and its reply comes back in binary; on plain HTTP, and to a
+// broker from before binary bodies, it is JSON.
+//
 // The Mux is a plain http.Handler and the Client an http.Client with its
 // own transport, so TLS (mutual TLS from the operator's CA) wraps the peer
 // listener with tls.NewListener and the client transport with a TLS

@@ -2,7 +2,6 @@ package peer
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,10 +17,6 @@ import (
 // MaxRequestBytes bounds a peer request's body (a describe's partition
 // list for thousands of partitions fits many times over).
 const MaxRequestBytes = 64 << 20
-
-// frameType is the content type of a request or reply with a Payload: a
-// 4-byte big-endian length, that many bytes of JSON, then the raw payload.
-const frameType = "application/x-kairo-frame"
 
 // Mux serves the peer operations. It refuses every request without the
 // cluster secret before looking at it further.
@@ -66,13 +61,10 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 			return
 		}
 		var req Req
+		enc := encodingOf(r.Header.Get("Content-Type"))
 		body, err := readBody(http.MaxBytesReader(w, r.Body, MaxRequestBytes), r.ContentLength, MaxRequestBytes)
-		switch {
-		case err != nil:
-		case r.Header.Get("Content-Type") == frameType:
-			err = decodeFrame(body, &req)
-		default:
-			err = json.Unmarshal(body, &req)
+		if err == nil {
+			err = decodeMessage(body, enc, &req)
 		}
 		if err != nil {
 			writeError(w, api.Errorf(api.CodeInvalidJSON, "%s: %v", op.name, err))
@@ -83,7 +75,7 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 			m.writeHandlerError(w, op.name, err)
 			return
 		}
-		writeResult(w, &resp)
+		writeResult(w, &resp, enc == encBinary)
 	})
 }
 
@@ -142,28 +134,18 @@ func writeError(w http.ResponseWriter, e *api.Error) {
 	_ = json.NewEncoder(w).Encode(e.Body())
 }
 
-// writeResult writes a reply: JSON, or a frame when it carries a Payload.
-func writeResult(w http.ResponseWriter, resp any) {
-	out, err := json.Marshal(resp)
+// writeResult writes a reply: in its binary encoding when binaryOK (the
+// call came in binary) and it has one, otherwise JSON, or a frame when it
+// carries a Payload.
+func writeResult(w http.ResponseWriter, resp any, binaryOK bool) {
+	out, enc, err := encodeMessage(resp, binaryOK)
 	if err != nil {
 		writeError(w, api.Errorf(api.CodeInternal, "encode reply: %v", err))
 		return
 	}
-	p, ok := resp.(Payload)
-	if !ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-		_, _ = w.Write(out)
-		return
-	}
-	payload := p.PeerPayload()
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(out)))
-	w.Header().Set("Content-Type", frameType)
-	w.Header().Set("Content-Length", strconv.Itoa(4+len(out)+len(payload)))
-	_, _ = w.Write(n[:])
+	w.Header().Set("Content-Type", enc.contentType())
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
-	_, _ = w.Write(payload)
 }
 
 // frameError is a malformed frame from a peer, request or reply.

@@ -281,18 +281,20 @@ func rawStream(t *testing.T, addr, auth string) (net.Conn, *bufio.Reader) {
 // decoders: a peer's frames are never trusted, so they fail with an
 // error, never panic; a call that decodes encodes back to the same bytes.
 func FuzzStreamFrames(f *testing.F) {
-	call := func(id uint64, op string, o callOptions, framed bool, body string) []byte {
-		return append(callFrame(id, op, o, framed, len(body)), body...)[4:]
+	call := func(id uint64, op string, o callOptions, enc bodyEncoding, body string) []byte {
+		return append(callFrame(id, op, o, enc, len(body)), body...)[4:]
 	}
-	f.Add(call(1, "replica/fetch-session", callOptions{}, true, "\x00\x00\x00\x02{}batches"))
-	f.Add(call(7, "core/produce-many", callOptions{forwarded: true, hasEpoch: true, epoch: -1}, false, `{"x":1}`))
+	f.Add(call(1, "replica/fetch-session", callOptions{}, encFrame, "\x00\x00\x00\x02{}batches"))
+	f.Add(call(2, "replica/fetch-session", callOptions{}, encBinary, "\x00\x01\x02"))
+	f.Add(call(7, "core/produce-many", callOptions{forwarded: true, hasEpoch: true, epoch: -1}, encJSON, `{"x":1}`))
 	f.Add(cancelFrame(9)[4:])
-	f.Add(append(replyFrame(3, 503, false, 2), "{}"...)[4:])
+	f.Add(append(replyFrame(3, 503, encJSON, 2), "{}"...)[4:])
+	f.Add(append(replyFrame(4, 200, encBinary, 2), "\x00\x00"...)[4:])
 	f.Add([]byte{1, 0, 0})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if c, err := decodeCall(raw); err == nil && c.kind == frameCall {
 			o := callOptions{forwarded: c.forwarded, hasEpoch: c.hasEpoch, epoch: c.epoch}
-			again := call(c.id, c.op, o, c.framed, string(c.body))
+			again := call(c.id, c.op, o, c.enc, string(c.body))
 			if string(again[16:]) != string(raw[16:]) || binary.BigEndian.Uint64(again[1:9]) != c.id {
 				t.Fatalf("call %x encodes back as %x", raw, again)
 			}
@@ -322,7 +324,7 @@ func TestIdleStreamClosesAndCallsGoOn(t *testing.T) {
 	s := c.streams.byAddr[addr]
 	c.streams.mu.Unlock()
 	s.closeIfIdle()
-	if _, err := s.call(context.Background(), opEcho.Name(), callOptions{}, false, []byte(`{}`)); !errors.Is(err, errNotSent) {
+	if _, err := s.call(context.Background(), opEcho.Name(), callOptions{}, encJSON, []byte(`{}`)); !errors.Is(err, errNotSent) {
 		t.Fatalf("call on a closed stream: %v, want it not sent", err)
 	}
 	if got, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "again"}); err != nil || got.Text != "again" {

@@ -118,7 +118,9 @@ type clientStream struct {
 	ready   chan struct{}
 	conn    net.Conn
 	dialErr error
-	out     frameWriter
+	// binary: the server reads binary bodies (headerStreamBinary).
+	binary bool
+	out    frameWriter
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -132,23 +134,23 @@ type clientStream struct {
 func (s *clientStream) open() {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	conn, r, err := s.upgrade(ctx)
+	conn, r, binary, err := s.upgrade(ctx)
 	if err != nil {
 		s.dialErr = err
 		s.owner.forget(s, errors.Is(err, errStreamRefused))
 		close(s.ready)
 		return
 	}
-	s.conn, s.out.conn = conn, conn
+	s.conn, s.out.conn, s.binary = conn, conn, binary
 	s.idle = time.AfterFunc(streamIdleTimeout, s.closeIfIdle)
 	close(s.ready)
 	s.readReplies(r)
 }
 
-func (s *clientStream) upgrade(ctx context.Context) (net.Conn, *bufio.Reader, error) {
+func (s *clientStream) upgrade(ctx context.Context) (net.Conn, *bufio.Reader, bool, error) {
 	conn, err := s.owner.dial(ctx, s.addr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if d, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(d)
@@ -157,21 +159,21 @@ func (s *clientStream) upgrade(ctx context.Context) (net.Conn, *bufio.Reader, er
 		"\r\nConnection: Upgrade\r\nUpgrade: " + streamProtocol + "\r\nContent-Length: 0\r\n\r\n"
 	if _, err := conn.Write([]byte(req)); err != nil {
 		conn.Close()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
 	res, err := http.ReadResponse(r, nil)
 	if err != nil {
 		conn.Close()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	res.Body.Close()
 	if res.StatusCode != http.StatusSwitchingProtocols {
 		conn.Close()
-		return nil, nil, fmt.Errorf("%w: %s", errStreamRefused, res.Status)
+		return nil, nil, false, fmt.Errorf("%w: %s", errStreamRefused, res.Status)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	return conn, r, nil
+	return conn, r, res.Header.Get(headerStreamBinary) == "1", nil
 }
 
 // readReplies hands each reply to the call waiting for it; a reply for a
@@ -237,7 +239,7 @@ func (s *clientStream) closeIfIdle() {
 // the call was sent is an *UnreachableError: the call may or may not have
 // run; one that ended before is errNotSent. The end of ctx
 // tells the peer to cancel the call, and is returned.
-func (s *clientStream) call(ctx context.Context, op string, o callOptions, framed bool, body []byte) (streamReply, error) {
+func (s *clientStream) call(ctx context.Context, op string, o callOptions, enc bodyEncoding, body []byte) (streamReply, error) {
 	ch := make(chan streamReply, 1)
 	s.mu.Lock()
 	if s.broken != nil {
@@ -250,7 +252,7 @@ func (s *clientStream) call(ctx context.Context, op string, o callOptions, frame
 	s.mu.Unlock()
 	s.idle.Reset(streamIdleTimeout)
 
-	if err := s.write(callFrame(id, op, o, framed, len(body)), body); err != nil {
+	if err := s.write(callFrame(id, op, o, enc, len(body)), body); err != nil {
 		s.fail(err)
 	}
 	select {

@@ -19,8 +19,9 @@ import (
 //	reply   id u64, status u16, flags u8, body
 //
 // A body is what the HTTP transport carries for the same call or reply:
-// JSON, or with flagFrame a payload frame (appendFrame). Call ids are the
-// caller's; replies may come in any order.
+// JSON, with flagFrame a payload frame (appendFrame), with flagBinary the
+// message's binary encoding (Binary). Call ids are the caller's; replies
+// may come in any order.
 const (
 	frameCall   byte = 1
 	frameCancel byte = 2
@@ -28,6 +29,7 @@ const (
 	flagForwarded   byte = 1 << 0
 	flagLeaderEpoch byte = 1 << 1
 	flagFrame       byte = 1 << 2
+	flagBinary      byte = 1 << 3
 )
 
 // Header sizes after the length prefix.
@@ -43,7 +45,7 @@ type streamCall struct {
 	forwarded bool
 	epoch     int32
 	hasEpoch  bool
-	framed    bool
+	enc       bodyEncoding
 	op        string
 	body      []byte
 }
@@ -52,22 +54,19 @@ type streamCall struct {
 type streamReply struct {
 	id     uint64
 	status int
-	framed bool
+	enc    bodyEncoding
 	body   []byte
 }
 
 // callFrame is the header of a call frame carrying a body of bodyLen
 // bytes; the body follows it on the wire as it is.
-func callFrame(id uint64, op string, o callOptions, framed bool, bodyLen int) []byte {
-	var flags byte
+func callFrame(id uint64, op string, o callOptions, enc bodyEncoding, bodyLen int) []byte {
+	flags := encodingFlag(enc)
 	if o.forwarded {
 		flags |= flagForwarded
 	}
 	if o.hasEpoch {
 		flags |= flagLeaderEpoch
-	}
-	if framed {
-		flags |= flagFrame
 	}
 	b := binary.BigEndian.AppendUint32(make([]byte, 0, 4+callHeaderBytes+len(op)), uint32(callHeaderBytes+len(op)+bodyLen))
 	b = append(b, frameCall)
@@ -87,11 +86,8 @@ func cancelFrame(id uint64) []byte {
 
 // replyFrame is the header of a reply frame carrying a body of bodyLen
 // bytes.
-func replyFrame(id uint64, status int, framed bool, bodyLen int) []byte {
-	var flags byte
-	if framed {
-		flags |= flagFrame
-	}
+func replyFrame(id uint64, status int, enc bodyEncoding, bodyLen int) []byte {
+	flags := encodingFlag(enc)
 	b := binary.BigEndian.AppendUint32(make([]byte, 0, 4+replyHeaderBytes), uint32(replyHeaderBytes+bodyLen))
 	b = binary.BigEndian.AppendUint64(b, id)
 	b = binary.BigEndian.AppendUint16(b, uint16(status))
@@ -135,7 +131,11 @@ func decodeCall(raw []byte) (streamCall, error) {
 		return c, frameError("stream call of %d bytes", len(raw))
 	}
 	flags := raw[9]
-	c.forwarded, c.hasEpoch, c.framed = flags&flagForwarded != 0, flags&flagLeaderEpoch != 0, flags&flagFrame != 0
+	c.forwarded, c.hasEpoch = flags&flagForwarded != 0, flags&flagLeaderEpoch != 0
+	var err error
+	if c.enc, err = flagEncoding(flags); err != nil {
+		return c, err
+	}
 	c.epoch = int32(binary.BigEndian.Uint32(raw[10:14]))
 	n := int(binary.BigEndian.Uint16(raw[14:16]))
 	if n > len(raw)-callHeaderBytes {
@@ -150,8 +150,36 @@ func decodeReply(raw []byte) (streamReply, error) {
 	if len(raw) < replyHeaderBytes {
 		return streamReply{}, frameError("stream reply of %d bytes", len(raw))
 	}
+	enc, err := flagEncoding(raw[10])
+	if err != nil {
+		return streamReply{}, err
+	}
 	return streamReply{id: binary.BigEndian.Uint64(raw[0:8]), status: int(binary.BigEndian.Uint16(raw[8:10])),
-		framed: raw[10]&flagFrame != 0, body: raw[replyHeaderBytes:]}, nil
+		enc: enc, body: raw[replyHeaderBytes:]}, nil
+}
+
+// encodingFlag is the flag that says a body is encoded as enc.
+func encodingFlag(enc bodyEncoding) byte {
+	switch enc {
+	case encFrame:
+		return flagFrame
+	case encBinary:
+		return flagBinary
+	}
+	return 0
+}
+
+// flagEncoding is the encoding of a body whose frame has flags.
+func flagEncoding(flags byte) (bodyEncoding, error) {
+	switch flags & (flagFrame | flagBinary) {
+	case 0:
+		return encJSON, nil
+	case flagFrame:
+		return encFrame, nil
+	case flagBinary:
+		return encBinary, nil
+	}
+	return encJSON, frameError("a body flagged both framed and binary")
 }
 
 // frameWriter writes the frames of one connection: whole frames, never

@@ -31,6 +31,9 @@ type StreamServer struct {
 
 	// workers serve the calls of every stream.
 	workers workers
+	// jsonOnly leaves binary bodies out of the streams it accepts, as a
+	// broker from before them does.
+	jsonOnly bool
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -84,7 +87,11 @@ func (s *StreamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.untrack(conn)
 	// The server's header deadline no longer applies; writes get their own.
 	_ = conn.SetDeadline(time.Time{})
-	if _, err := brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + streamProtocol + "\r\n\r\n"); err != nil {
+	accept := "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + streamProtocol + "\r\n"
+	if !s.jsonOnly {
+		accept += headerStreamBinary + ": 1\r\n"
+	}
+	if _, err := brw.WriteString(accept + "\r\n"); err != nil {
 		return
 	}
 	if err := brw.Flush(); err != nil {
@@ -186,7 +193,7 @@ func (s *StreamServer) dispatch(ctx context.Context, st *serverStream, c streamC
 	}()
 	w := &replyRecorder{header: http.Header{}}
 	s.next.ServeHTTP(w, s.request(ctx, st, c))
-	if err := st.out.write(replyFrame(c.id, w.statusCode(), w.header.Get("Content-Type") == frameType, w.body.Len()), w.body.Bytes()); err != nil {
+	if err := st.out.write(replyFrame(c.id, w.statusCode(), encodingOf(w.header.Get("Content-Type")), w.body.Len()), w.body.Bytes()); err != nil {
 		st.conn.Close()
 	}
 }
@@ -196,10 +203,7 @@ func (s *StreamServer) dispatch(ctx context.Context, st *serverStream, c streamC
 func (s *StreamServer) request(ctx context.Context, st *serverStream, c streamCall) *http.Request {
 	h := http.Header{}
 	h.Set(headerAuthorization, "Bearer "+s.secret.value)
-	h.Set("Content-Type", "application/json")
-	if c.framed {
-		h.Set("Content-Type", frameType)
-	}
+	h.Set("Content-Type", c.enc.contentType())
 	if c.forwarded {
 		h.Set(HeaderForwarded, "1")
 	}
