@@ -29,3 +29,13 @@ func logConfig(s config.Settings, overrides map[string]string) storage.Config {
 	c.ProducerIDExpiration = s.ProducerIDExpiration
 	return c
 }
+
+// maxBatchBytes is logConfig(s, overrides).MaxBatchBytes without building
+// the rest of the config, which every produce would otherwise pay for.
+func maxBatchBytes(s config.Settings, overrides map[string]string) int {
+	v, ok := overrides[topicconfig.MaxMessageBytes]
+	if !ok {
+		return s.MessageMaxBytes + storage.BatchHeaderSize
+	}
+	return logConfig(s, map[string]string{topicconfig.MaxMessageBytes: v}).MaxBatchBytes
+}

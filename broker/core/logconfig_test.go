@@ -63,3 +63,21 @@ func TestLogConfigTakesProducerIDExpiration(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxBatchBytesIsTheLogConfigs: the batch limit every produce checks
+// is the one the partition's storage config holds, for topics with and
+// without max.message.bytes, stored within or outside its bounds.
+func TestMaxBatchBytesIsTheLogConfigs(t *testing.T) {
+	s := config.DefaultSettings()
+	for _, overrides := range []map[string]string{
+		nil,
+		{"min.insync.replicas": "2", "retention.ms": "1000"},
+		{"max.message.bytes": "2048"},
+		{"max.message.bytes": "1"}, // below the minimum, stored by an older version
+		{"max.message.bytes": "not a number"},
+	} {
+		if got, want := maxBatchBytes(s, overrides), logConfig(s, overrides).MaxBatchBytes; got != want {
+			t.Errorf("overrides %v: max batch %d, the log config's %d", overrides, got, want)
+		}
+	}
+}

@@ -223,7 +223,7 @@ func (b *Broker) checkBatchBytes(t *metadata.Topic, args api.ProduceRequest, idx
 	for _, i := range idx {
 		size += len(args.Records[i].Key) + len(args.Records[i].Value)
 	}
-	if limit := logConfig(b.settings, t.Config).MaxBatchBytes; size > limit {
+	if limit := maxBatchBytes(b.settings, t.Config); size > limit {
 		return apiError(fmt.Errorf("%w: keys and values alone are %d bytes, limit %d", storage.ErrBatchTooLarge, size, limit))
 	}
 	return nil
