@@ -303,3 +303,21 @@ func BenchmarkDecompressReused(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadRawAtLogEnd is a follower's fetch of each batch as it is
+// appended: one small batch appended, then read at its offset.
+func BenchmarkReadRawAtLogEnd(b *testing.B) {
+	l := mustOpen(b, b.TempDir(), DefaultConfig())
+	defer closeUntimed(b, l)
+	recs := benchRecords(1)
+	b.ResetTimer()
+	for range b.N {
+		base, _, err := l.Append(recs, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if raw, err := l.ReadRaw(base, -1, 1<<20); err != nil || len(raw) == 0 {
+			b.Fatal(err)
+		}
+	}
+}

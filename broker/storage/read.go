@@ -186,12 +186,12 @@ func (l *Log) scan(offset, end int64, hint int, fn func([]byte, BatchHeader) (bo
 // the scan: that is reported as corruption rather than silently skipping
 // records.
 func scanSegment(s *segment, offset, end int64, hint int, fn func([]byte, BatchHeader) (bool, error)) (bool, error) {
-	pos := int64(0)
+	pos, size := int64(0), s.size.Load()
 	if offset > s.base {
-		pos = s.index.lookup(offset)
+		pos = s.startOf(offset, size)
 	}
 	first := offset >= s.base
-	sc := newBatchScanner(s.log, pos, s.size.Load(), hint, false)
+	sc := newBatchScanner(s.log, pos, size, hint, false)
 	for {
 		_, h, b, err := sc.next()
 		if err == io.EOF {

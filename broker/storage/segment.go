@@ -28,6 +28,7 @@ type segment struct {
 	log       *os.File
 	index     *offsetIndex
 	timeIndex *timeIndex
+	recent    recentBatches
 
 	size  atomic.Int64 // bytes of whole batches
 	next  atomic.Int64 // offset after the last batch; base when empty
@@ -93,6 +94,7 @@ func (s *segment) append(data []byte, hdrs []BatchHeader, interval int) error {
 	}
 	for _, h := range hdrs {
 		s.indexBatch(pos, h, interval)
+		s.recent.add(h.BaseOffset, pos)
 		pos += int64(h.Size())
 	}
 	s.unsynced = true
@@ -240,4 +242,15 @@ func writeFileSync(path string, data []byte) error {
 		err = e
 	}
 	return err
+}
+
+// startOf returns where a scan for offset starts: the nearest known batch
+// start at or below it, from the recent batches or the sparse index,
+// below size.
+func (s *segment) startOf(offset, size int64) int64 {
+	pos := s.index.lookup(offset)
+	if p, ok := s.recent.lookup(offset, size); ok && p > pos {
+		pos = p
+	}
+	return pos
 }

@@ -158,6 +158,7 @@ func (s *segment) truncateTo(pos, next int64) error {
 		return err
 	}
 	s.index.truncateToPos(pos)
+	s.recent.truncate(pos)
 	s.timeIndex.truncateToOffset(next)
 	s.size.Store(pos)
 	s.next.Store(next)
