@@ -70,7 +70,13 @@ func encodingOf(contentType string) bodyEncoding {
 // with its payload when it carries one.
 func encodeMessage(msg any, binaryOK bool) ([]byte, bodyEncoding, error) {
 	if b, ok := msg.(Binary); ok && binaryOK {
-		return b.AppendPeerBinary(nil), encBinary, nil
+		var dst []byte
+		if p, ok := msg.(Payload); ok && len(p.PeerPayload()) > 0 {
+			// Room for the fields and the payload after them: the payload
+			// is copied once.
+			dst = make([]byte, 0, 256+len(p.PeerPayload()))
+		}
+		return b.AppendPeerBinary(dst), encBinary, nil
 	}
 	js, err := json.Marshal(msg)
 	if err != nil {

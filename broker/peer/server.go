@@ -98,7 +98,10 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.Errorf(api.CodeNotFound, "no peer operation %s %s", r.Method, r.URL.Path))
 		return
 	}
-	h.ServeHTTP(w, r.WithContext(ctx))
+	if ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	h.ServeHTTP(w, r)
 }
 
 // authenticate admits a request whose Authorization header is "Bearer "

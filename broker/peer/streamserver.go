@@ -26,8 +26,10 @@ import (
 // as it is.
 type StreamServer struct {
 	secret Secret
-	next   http.Handler
-	log    *slog.Logger
+	// auth is the Authorization header a call's request carries.
+	auth []string
+	next http.Handler
+	log  *slog.Logger
 
 	// workers serve the calls of every stream.
 	workers workers
@@ -46,7 +48,7 @@ func NewStreamServer(secret Secret, next http.Handler, log *slog.Logger) *Stream
 	if log == nil {
 		log = slog.Default()
 	}
-	return &StreamServer{secret: secret, next: next, log: log, conns: map[net.Conn]struct{}{}}
+	return &StreamServer{secret: secret, auth: []string{"Bearer " + secret.value}, next: next, log: log, conns: map[net.Conn]struct{}{}}
 }
 
 // streamWriteTimeout bounds writing one frame: a peer that stops reading
@@ -201,14 +203,14 @@ func (s *StreamServer) dispatch(ctx context.Context, st *serverStream, c streamC
 // request is the HTTP request a call stands for: the operation's path,
 // the headers the HTTP transport would have sent, the caller's address.
 func (s *StreamServer) request(ctx context.Context, st *serverStream, c streamCall) *http.Request {
-	h := http.Header{}
-	h.Set(headerAuthorization, "Bearer "+s.secret.value)
-	h.Set("Content-Type", c.enc.contentType())
+	// The header's values are shared by every call's request: handlers
+	// read them, and setting a header replaces its slice.
+	h := http.Header{headerAuthorization: s.auth, "Content-Type": contentTypes[c.enc]}
 	if c.forwarded {
-		h.Set(HeaderForwarded, "1")
+		h[HeaderForwarded] = forwardedValue
 	}
 	if c.hasEpoch {
-		h.Set(HeaderLeaderEpoch, strconv.Itoa(int(c.epoch)))
+		h[HeaderLeaderEpoch] = []string{strconv.Itoa(int(c.epoch))}
 	}
 	path := PathPrefix + c.op
 	r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}, RequestURI: path,
@@ -216,6 +218,12 @@ func (s *StreamServer) request(ctx context.Context, st *serverStream, c streamCa
 		Body: io.NopCloser(bytes.NewReader(c.body)), ContentLength: int64(len(c.body)), RemoteAddr: st.remote}
 	return r.WithContext(ctx)
 }
+
+// The header values of calls' requests.
+var (
+	contentTypes   = map[bodyEncoding][]string{encJSON: {jsonType}, encFrame: {frameType}, encBinary: {binaryType}}
+	forwardedValue = []string{"1"}
+)
 
 // replyRecorder keeps a reply a handler writes, for the reply frame.
 type replyRecorder struct {

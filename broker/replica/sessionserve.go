@@ -192,7 +192,11 @@ func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int)
 					e.Error = ptr(encodeError(err).Body())
 					break
 				}
-				out.Batches = append(out.Batches, batches...)
+				if out.Batches == nil {
+					out.Batches = batches // a read of its own, clipped: later appends copy
+				} else {
+					out.Batches = append(out.Batches, batches...)
+				}
 				e.Bytes = len(batches)
 				budget -= len(batches)
 				if !nextSet && budget <= 0 {
