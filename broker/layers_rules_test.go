@@ -59,7 +59,9 @@ var importRules = []struct {
 }
 
 // kafkaCodec is franz-go's Kafka protocol codec (kmsg, kerr, kbin, ...).
-// Storage is not bound by it: its log holds Kafka's record batches.
+// Storage is not bound by it: its log holds Kafka's record batches; nor is
+// broker/peer/binwire, which writes the binary peer bodies with kbin's
+// primitives for the replica and the core.
 const kafkaCodec = "github.com/twmb/franz-go/"
 
 func TestImportRules(t *testing.T) {

@@ -31,7 +31,8 @@ var layers = map[string]int{
 	"broker/topicconfig": 0,
 	"broker/storage":     0,
 	// The one transport between brokers.
-	"broker/peer": 1,
+	"broker/peer":         1,
+	"broker/peer/binwire": 1,
 	// Replicas, groups and the cluster's metadata quorum.
 	"broker/cluster/metadata": 2,
 	"broker/cluster":          2,

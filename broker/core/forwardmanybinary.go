@@ -3,8 +3,6 @@ package core
 import (
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
-
 	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/peer/binwire"
 )
@@ -30,15 +28,15 @@ const (
 
 func (f *forwardedProduces) AppendPeerBinary(b []byte) []byte {
 	b = append(b, binwire.Version)
-	b = kbin.AppendInt32(b, int32(len(f.Produces)))
+	b = binwire.AppendInt32(b, int32(len(f.Produces)))
 	for _, p := range f.Produces {
-		b = kbin.AppendCompactString(b, p.Topic)
-		b = kbin.AppendInt32(b, p.Partition)
-		b = kbin.AppendInt32(b, p.Epoch)
-		b = kbin.AppendInt64(b, int64(p.Acks))
-		b = kbin.AppendInt64(b, int64(p.Timeout))
-		b = kbin.AppendInt64(b, int64(p.Count))
-		b = kbin.AppendInt64(b, int64(p.Bytes))
+		b = binwire.AppendString(b, p.Topic)
+		b = binwire.AppendInt32(b, p.Partition)
+		b = binwire.AppendInt32(b, p.Epoch)
+		b = binwire.AppendInt64(b, int64(p.Acks))
+		b = binwire.AppendInt64(b, int64(p.Timeout))
+		b = binwire.AppendInt64(b, int64(p.Count))
+		b = binwire.AppendInt64(b, int64(p.Bytes))
 	}
 	return append(b, f.records...)
 }
@@ -64,23 +62,23 @@ func (f *forwardedProduces) DecodePeerBinary(src []byte) error {
 
 func (e *producedEach) AppendPeerBinary(b []byte) []byte {
 	b = append(b, binwire.Version)
-	b = kbin.AppendInt32(b, int32(len(e.Produces)))
+	b = binwire.AppendInt32(b, int32(len(e.Produces)))
 	for _, p := range e.Produces {
-		b = kbin.AppendInt64(b, int64(p.Status))
+		b = binwire.AppendInt64(b, int64(p.Status))
 		if p.Error != nil {
 			b = append(b, 1)
 			b = binwire.AppendErrorBody(b, p.Error)
 		} else {
 			b = append(b, 0)
 		}
-		b = kbin.AppendInt32(b, int32(len(p.Runs)))
+		b = binwire.AppendInt32(b, int32(len(p.Runs)))
 		for _, r := range p.Runs {
-			b = kbin.AppendInt32(b, r.Partition)
-			b = kbin.AppendInt64(b, r.Offset)
-			b = kbin.AppendInt64(b, int64(r.Count))
-			b = kbin.AppendCompactString(b, r.Code)
-			b = kbin.AppendCompactString(b, r.Error)
-			b = kbin.AppendBool(b, r.Duplicate)
+			b = binwire.AppendInt32(b, r.Partition)
+			b = binwire.AppendInt64(b, r.Offset)
+			b = binwire.AppendInt64(b, int64(r.Count))
+			b = binwire.AppendString(b, r.Code)
+			b = binwire.AppendString(b, r.Error)
+			b = binwire.AppendBool(b, r.Duplicate)
 		}
 	}
 	return b

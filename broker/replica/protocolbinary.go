@@ -1,8 +1,6 @@
 package replica
 
 import (
-	"github.com/twmb/franz-go/pkg/kbin"
-
 	"github.com/kairolog/kairolog/broker/peer/binwire"
 )
 
@@ -43,25 +41,25 @@ const (
 
 func (r *sessionRequest) AppendPeerBinary(b []byte) []byte {
 	b = append(b, binwire.Version)
-	b = kbin.AppendInt32(b, r.ReplicaID)
-	b = kbin.AppendUint32(b, r.SessionID)
-	b = kbin.AppendInt32(b, r.SessionEpoch)
-	b = kbin.AppendInt64(b, r.WaitMs)
-	b = kbin.AppendInt64(b, int64(r.MaxBytes))
-	b = kbin.AppendInt32(b, int32(len(r.Partitions)))
+	b = binwire.AppendInt32(b, r.ReplicaID)
+	b = binwire.AppendUint32(b, r.SessionID)
+	b = binwire.AppendInt32(b, r.SessionEpoch)
+	b = binwire.AppendInt64(b, r.WaitMs)
+	b = binwire.AppendInt64(b, int64(r.MaxBytes))
+	b = binwire.AppendInt32(b, int32(len(r.Partitions)))
 	for _, p := range r.Partitions {
-		b = kbin.AppendCompactString(b, p.Topic)
-		b = kbin.AppendCompactString(b, p.TopicID)
-		b = kbin.AppendInt32(b, p.Partition)
-		b = kbin.AppendInt32(b, p.LeaderEpoch)
-		b = kbin.AppendInt64(b, p.FetchOffset)
-		b = kbin.AppendInt32(b, p.LastFetchedEpoch)
-		b = kbin.AppendInt64(b, int64(p.MaxBytes))
+		b = binwire.AppendString(b, p.Topic)
+		b = binwire.AppendString(b, p.TopicID)
+		b = binwire.AppendInt32(b, p.Partition)
+		b = binwire.AppendInt32(b, p.LeaderEpoch)
+		b = binwire.AppendInt64(b, p.FetchOffset)
+		b = binwire.AppendInt32(b, p.LastFetchedEpoch)
+		b = binwire.AppendInt64(b, int64(p.MaxBytes))
 	}
-	b = kbin.AppendInt32(b, int32(len(r.Forgotten)))
+	b = binwire.AppendInt32(b, int32(len(r.Forgotten)))
 	for _, f := range r.Forgotten {
-		b = kbin.AppendCompactString(b, f.Topic)
-		b = kbin.AppendInt32(b, f.Partition)
+		b = binwire.AppendString(b, f.Topic)
+		b = binwire.AppendInt32(b, f.Partition)
 	}
 	return b
 }
@@ -97,25 +95,25 @@ func (r *sessionRequest) DecodePeerBinary(src []byte) error {
 
 func (r *sessionReply) AppendPeerBinary(b []byte) []byte {
 	b = append(b, binwire.Version)
-	b = kbin.AppendUint32(b, r.SessionID)
-	b = kbin.AppendInt32(b, int32(len(r.Partitions)))
+	b = binwire.AppendUint32(b, r.SessionID)
+	b = binwire.AppendInt32(b, int32(len(r.Partitions)))
 	for _, p := range r.Partitions {
-		b = kbin.AppendCompactString(b, p.Topic)
-		b = kbin.AppendInt32(b, p.Partition)
+		b = binwire.AppendString(b, p.Topic)
+		b = binwire.AppendInt32(b, p.Partition)
 		switch {
 		case p.Error != nil:
 			b = append(b, replyError)
 			b = binwire.AppendErrorBody(b, p.Error)
 		case p.Diverging != nil:
 			b = append(b, replyDiverging)
-			b = kbin.AppendInt32(b, p.Diverging.Epoch)
-			b = kbin.AppendInt64(b, p.Diverging.EndOffset)
+			b = binwire.AppendInt32(b, p.Diverging.Epoch)
+			b = binwire.AppendInt64(b, p.Diverging.EndOffset)
 		default:
 			b = append(b, replyOffsets)
-			b = kbin.AppendInt64(b, p.HighWatermark)
-			b = kbin.AppendInt64(b, p.LogStartOffset)
-			b = kbin.AppendInt64(b, p.LogEndOffset)
-			b = kbin.AppendInt64(b, int64(p.Bytes))
+			b = binwire.AppendInt64(b, p.HighWatermark)
+			b = binwire.AppendInt64(b, p.LogStartOffset)
+			b = binwire.AppendInt64(b, p.LogEndOffset)
+			b = binwire.AppendInt64(b, int64(p.Bytes))
 		}
 	}
 	return append(b, r.Batches...)

@@ -114,3 +114,12 @@ func AppendErrorBody(dst []byte, b *api.ErrorBody) []byte {
 	js, _ := json.Marshal(b) // plain fields only: cannot fail
 	return kbin.AppendCompactBytes(dst, js)
 }
+
+// The appenders of the encodings' fields: big-endian integers, strings
+// with their length first (Kafka's compact string).
+
+func AppendInt32(dst []byte, v int32) []byte   { return kbin.AppendInt32(dst, v) }
+func AppendUint32(dst []byte, v uint32) []byte { return kbin.AppendUint32(dst, v) }
+func AppendInt64(dst []byte, v int64) []byte   { return kbin.AppendInt64(dst, v) }
+func AppendBool(dst []byte, v bool) []byte     { return kbin.AppendBool(dst, v) }
+func AppendString(dst []byte, s string) []byte { return kbin.AppendCompactString(dst, s) }
