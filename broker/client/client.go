@@ -95,7 +95,9 @@ func (c *Client) Address() string { return c.base.String() }
 // lengthens the timeout for long polls.
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, in, out any, extra time.Duration) error {
 	var body io.Reader
-	if in != nil {
+	if enc, ok := in.(jsonAppender); ok {
+		body = bytes.NewReader(enc.appendJSON(make([]byte, 0, enc.jsonSize())))
+	} else if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return fmt.Errorf("client: encode %s %s: %w", method, path, err)
@@ -134,10 +136,43 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
 	}
+	if dec, ok := out.(jsonDecoder); ok {
+		raw, err := readReply(resp)
+		if err == nil {
+			err = dec.decodeJSON(raw)
+		}
+		if err != nil {
+			return fmt.Errorf("client: decode reply of %s %s: %w", method, path, err)
+		}
+		return nil
+	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("client: decode reply of %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// jsonAppender is a request body that writes its own JSON (the produce
+// request, the hottest one).
+// jsonSize is about the bytes it writes, so that its buffer is allocated
+// once.
+type jsonAppender interface {
+	appendJSON(b []byte) []byte
+	jsonSize() int
+}
+
+// jsonDecoder is a reply that reads its own JSON from the whole body.
+type jsonDecoder interface{ decodeJSON(raw []byte) error }
+
+// readReply reads a reply's body whole, sized by its Content-Length when
+// it has one.
+func readReply(resp *http.Response) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n < 64<<20 {
+		buf.Grow(int(n) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(resp.Body)
+	return buf.Bytes(), err
 }
 
 func decodeError(resp *http.Response) error {

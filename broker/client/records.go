@@ -23,7 +23,7 @@ func (c *Client) Produce(ctx context.Context, req ProduceRequest) (*ProduceRespo
 	if req.Acks == AcksAll || req.Acks == "-1" {
 		wait = time.Duration(req.TimeoutMs) * time.Millisecond
 	}
-	err := c.call(ctx, http.MethodPost, "/produce", nil, req, &out, wait)
+	err := c.call(ctx, http.MethodPost, "/produce", nil, &req, &out, wait)
 	var e *api.Error
 	if errors.As(err, &e) && e.Produce != nil {
 		o := e.Produce

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -62,6 +64,9 @@ type fastParser struct {
 	i           int
 	sawRecords  bool
 	recordCount int // the records the body holds, as counted before parsing
+	// strs holds the strings the fields point to, so that a request's
+	// strings cost an allocation per slab rather than one each.
+	strs []string
 }
 
 func (p *fastParser) ws() {
@@ -95,15 +100,6 @@ func (p *fastParser) peek() byte {
 	return 0
 }
 
-// plainByte marks the bytes a string can hold as they are: not a quote, a
-// backslash, a control character or the start of a multi-byte rune.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // str reads a string with no escapes and valid UTF-8. The string shares the
 // request body's memory: the body is read once into its own buffer and never
 // written again, and every consumer of these strings copies what it keeps
@@ -113,20 +109,12 @@ func (p *fastParser) str() (string, bool) {
 		return "", false
 	}
 	start, b := p.i, p.b
-	i := p.i
-	for i < len(b) && plainByte[b[i]] {
-		i++
+	q := bytes.IndexByte(b[start:], '"')
+	if q < 0 {
+		return "", false
 	}
-	if i < len(b) && b[i] >= utf8.RuneSelf {
-		// Non-ASCII: finish the scan rune-aware, then validate.
-		for i < len(b) && b[i] != '"' && b[i] != '\\' && b[i] >= 0x20 {
-			i++
-		}
-		if i < len(b) && b[i] == '"' && !utf8.Valid(b[start:i]) {
-			return "", false
-		}
-	}
-	if i >= len(b) || b[i] != '"' {
+	i := start + q
+	if !plainString(b[start:i]) {
 		return "", false
 	}
 	p.i = i + 1
@@ -294,8 +282,18 @@ func (p *fastParser) strField(dst **string) bool {
 		return true
 	}
 	s, ok := p.str()
-	*dst = &s
+	*dst = p.newString(s)
 	return ok
+}
+
+// newString returns a pointer to s kept in the parser's slab. A full slab
+// is left to the pointers into it and a new one begun.
+func (p *fastParser) newString(s string) *string {
+	if len(p.strs) == cap(p.strs) {
+		p.strs = make([]string, 0, max(p.recordCount, 8))
+	}
+	p.strs = append(p.strs, s)
+	return &p.strs[len(p.strs)-1]
 }
 
 func (p *fastParser) intField(dst **int64) bool {
@@ -322,3 +320,41 @@ func (p *fastParser) skipScalar() bool {
 	}
 	return false
 }
+
+// plainString reports whether s, the bytes up to a string's closing quote,
+// can be taken as they are: no backslash, no control character, valid
+// UTF-8. A value is most of a record's bytes, so the backslash is found
+// with the vectorised bytes.IndexByte and control characters and
+// non-ASCII bytes eight bytes at a time; UTF-8 is validated only when
+// there are non-ASCII bytes.
+func plainString(s []byte) bool {
+	if bytes.IndexByte(s, '\\') >= 0 {
+		return false
+	}
+	var high uint64
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if lessThan(x, 0x20) != 0 {
+			return false
+		}
+		high |= x & highBits
+	}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return false
+		}
+		high |= uint64(s[i] & 0x80)
+	}
+	return high == 0 || utf8.Valid(s)
+}
+
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// lessThan is non-zero when a byte of x is below n (n at most 128): the
+// subtraction borrows into a byte's top bit only below n, and a byte whose
+// own top bit is set is masked out.
+func lessThan(x uint64, n byte) uint64 { return (x - lowBits*uint64(n)) & ^x & highBits }

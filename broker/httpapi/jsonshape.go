@@ -83,12 +83,22 @@ var endsScalar = func() (t [256]bool) {
 // stringEnd returns the index of the quote that closes the string opened
 // at b[start], or len(b)-1 when it is not closed.
 func stringEnd(b []byte, start int) int {
-	for i := start + 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
+	// The vectorised bytes.IndexByte finds the next quote, then each
+	// backslash before it; every byte is looked at once, however many
+	// escapes the string holds.
+	i := start + 1
+	for i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			break
+		}
+		q += i
+		for i <= q {
+			bs := bytes.IndexByte(b[i:q], '\\')
+			if bs < 0 {
+				return q
+			}
+			i += bs + 2 // past the escaped byte, which may be the quote at q
 		}
 	}
 	return len(b) - 1
