@@ -64,6 +64,7 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
+	tuneGC(log)
 	cfg, unknown, err := brokerConfig(o, hostname)
 	if err != nil {
 		return err
