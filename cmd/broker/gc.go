@@ -18,24 +18,27 @@ import (
 // heap doubles, a broker whose live heap is a few dozen megabytes
 // collected every few dozen batched produces: a sixth of the three
 // brokers' CPU under batched produce (docs/benchmarks.md). A broker
-// therefore lets its heap grow by at least gcHeadroom between collections,
-// and by what is live (Go's default) once that is more: a broker with a
-// large live heap collects as before, and one with a small heap uses up
-// to gcHeadroom more memory and collects less often. In a container with a
-// memory limit, a soft limit at 90 % of it (automemlimit) makes the
-// collector run as often as it must near the limit, whatever the target.
-// GOGC and GOMEMLIMIT in the environment take precedence, as AUTOMEMLIMIT
-// (a ratio, or "off") does for the soft limit.
+// therefore lets its heap grow by up to gcHeadroom between collections,
+// less what its requests hold in the request and response budgets, and by
+// what is live (Go's default) once that is more. A broker with a large
+// live heap collects as before; one with a small heap uses up to
+// gcHeadroom more memory and collects less often; one whose budgets are
+// full (a flood of large or slow requests) collects as Go's default does.
+// In a container with a memory limit, a soft limit at 90 % of it
+// (automemlimit) makes the collector run as often as it must near the
+// limit, whatever the target. GOGC and GOMEMLIMIT in the environment take
+// precedence, as AUTOMEMLIMIT (a ratio, or "off") does for the soft limit.
 const (
 	gcHeadroom          = 128 << 20
 	memoryLimitOfCgroup = 0.9
 )
 
-// tuneGC sets the collector's targets and logs them.
-func tuneGC(log *slog.Logger) {
+// tuneGC sets the collector's targets and logs them; held is what requests
+// hold in the broker's memory budgets.
+func tuneGC(log *slog.Logger, held func() uint64) {
 	attrs := []any{"gogc", os.Getenv("GOGC")}
 	if os.Getenv("GOGC") == "" {
-		startGCTuner(gcHeadroom)
+		startGCTuner(gcHeadroom, held)
 		attrs = []any{"heap_headroom_bytes", gcHeadroom}
 	}
 	limit, err := memlimit.Set(memlimit.WithRatio(memoryLimitOfCgroup), memlimit.WithProvider(memlimit.FromCgroup))
@@ -61,6 +64,7 @@ func gcPercentFor(live, headroom uint64) int {
 // collection found live.
 type gcTuner struct {
 	headroom uint64
+	held     func() uint64 // taken from headroom
 	live     []metrics.Sample
 	stopped  atomic.Bool
 }
@@ -72,8 +76,8 @@ type gcSentinel struct{ _ *byte }
 
 // startGCTuner tunes now and after every collection until stop is called
 // (a broker never does).
-func startGCTuner(headroom uint64) (stop func()) {
-	t := &gcTuner{headroom: headroom, live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+func startGCTuner(headroom uint64, held func() uint64) (stop func()) {
+	t := &gcTuner{headroom: headroom, held: held, live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	t.tune()
 	t.arm()
 	return func() { t.stopped.Store(true) }
@@ -93,5 +97,5 @@ func (t *gcTuner) arm() {
 
 func (t *gcTuner) tune() {
 	metrics.Read(t.live)
-	debug.SetGCPercent(gcPercentFor(t.live[0].Value.Uint64(), t.headroom))
+	debug.SetGCPercent(gcPercentFor(t.live[0].Value.Uint64(), t.headroom-min(t.held(), t.headroom)))
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -39,10 +40,11 @@ func gogc() uint64 {
 // from the heap found live.
 func TestGCTunerFollowsTheLiveHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	defer startGCTuner(128 << 20)()
-	held := make([][]byte, 0, 64)
+	var inBudgets atomic.Uint64
+	defer startGCTuner(128<<20, inBudgets.Load)()
+	live := make([][]byte, 0, 64)
 	for range 64 {
-		held = append(held, make([]byte, 1<<20)) // 64 MiB live: percent 200
+		live = append(live, make([]byte, 1<<20)) // 64 MiB live: percent 200
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for gogc() > 250 && time.Now().Before(deadline) {
@@ -52,7 +54,17 @@ func TestGCTunerFollowsTheLiveHeap(t *testing.T) {
 	if p := gogc(); p < 150 || p > 250 {
 		t.Errorf("with 64 MiB live the GC percent is %d, want about 200", p)
 	}
-	runtime.KeepAlive(held)
+	// Requests holding 96 MiB of the budgets leave 32 MiB of headroom,
+	// less than what is live: the default.
+	inBudgets.Store(96 << 20)
+	for gogc() > 100 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p := gogc(); p != 100 {
+		t.Errorf("with 64 MiB live and 96 MiB held by requests the GC percent is %d, want 100", p)
+	}
+	runtime.KeepAlive(live)
 }
 
 // TestTuneGCKeepsGOGC: GOGC, which the runtime read at start, is left
@@ -64,7 +76,7 @@ func TestTuneGCKeepsGOGC(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "300MiB")
 	debug.SetGCPercent(150)         // as the runtime set them from the environment
 	debug.SetMemoryLimit(300 << 20) //
-	tuneGC(slog.New(slog.DiscardHandler))
+	tuneGC(slog.New(slog.DiscardHandler), func() uint64 { return 0 })
 	runtime.GC()
 	if p := gogc(); p != 150 {
 		t.Errorf("with GOGC=150 the GC percent is %d", p)

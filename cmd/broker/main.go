@@ -64,7 +64,6 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
-	tuneGC(log)
 	cfg, unknown, err := brokerConfig(o, hostname)
 	if err != nil {
 		return err
@@ -141,6 +140,8 @@ func run(args []string) error {
 		kafkaLns.close()
 		return err
 	}
+	budget := b.Memory()
+	tuneGC(log, func() uint64 { return uint64(budget.Requests.InUse() + budget.Responses.InUse()) })
 	if generated {
 		log.Info("No cluster secret configured: this lone broker generated one, so no other broker can join it (set --peer-secret-file on every broker of a cluster)")
 	}
