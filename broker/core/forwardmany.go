@@ -243,11 +243,10 @@ func (b *Broker) rerouteMovedForwards(ctx context.Context) {
 
 // send runs batch as one request and gives each produce its outcome.
 func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
-	req := forwardedProduces{Produces: make([]forwardedPart, len(batch))}
+	req := forwardedProduces{Produces: make([]forwardedPart, len(batch)), records: joinRecords(batch)}
 	var longest time.Duration
 	for i, pp := range batch {
 		req.Produces[i] = pp.part
-		req.records = append(req.records, pp.records...)
 		longest = max(longest, pp.part.Timeout)
 	}
 	ctx, cancel := context.WithTimeout(f.ctx, longest+forwardSlack)
@@ -276,6 +275,23 @@ func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
 		}
 		close(pp.done)
 	}
+}
+
+// joinRecords is the records of every produce of batch, one after
+// another: one produce's as they are, several joined with one allocation.
+func joinRecords(batch []*pendingProduce) []byte {
+	if len(batch) == 1 {
+		return batch[0].records
+	}
+	size := 0
+	for _, pp := range batch {
+		size += len(pp.records)
+	}
+	records := make([]byte, 0, size)
+	for _, pp := range batch {
+		records = append(records, pp.records...)
+	}
+	return records
 }
 
 // outcome is the positions of a produce of count records, or its error.
