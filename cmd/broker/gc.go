@@ -17,39 +17,55 @@ import (
 // request is served. With Go's default target, a collection each time the
 // heap doubles, a broker whose live heap is a few dozen megabytes
 // collected every few dozen batched produces: a sixth of the three
-// brokers' CPU under batched produce (docs/benchmarks.md). A broker
-// therefore lets its heap grow by up to gcHeadroom between collections,
-// less what its requests hold in the request and response budgets, and by
-// what is live (Go's default) once that is more. A broker with a large
-// live heap collects as before; one with a small heap uses up to
-// gcHeadroom more memory and collects less often; one whose budgets are
-// full (a flood of large or slow requests) collects as Go's default does.
-// In a container with a memory limit, a soft limit at 90 % of it
-// (automemlimit) makes the collector run as often as it must near the
-// limit, whatever the target. GOGC and GOMEMLIMIT in the environment take
-// precedence, as AUTOMEMLIMIT (a ratio, or "off") does for the soft limit.
+// brokers' CPU under batched produce (docs/benchmarks.md).
+//
+// A broker that knows how much memory it may use, from Go's soft memory
+// limit, lets its heap grow between collections by up to a quarter of that
+// limit (at most gcHeadroom), less what its requests hold in the request
+// and response budgets, and by what is live (Go's default) once that is
+// more; the soft limit itself makes the collector run as often as it must
+// near the limit. The soft limit is GOMEMLIMIT, or in a container with a
+// memory limit 90 % of it (automemlimit; AUTOMEMLIMIT sets another ratio,
+// or "off"). A broker without a known limit keeps Go's default: room it
+// was not given is not assumed (under test/hostile's flood the extra
+// headroom raised a broker's peak memory by a quarter). GOGC in the
+// environment takes precedence over both.
 const (
 	gcHeadroom          = 128 << 20
 	memoryLimitOfCgroup = 0.9
 )
 
 // tuneGC sets the collector's targets and logs them; held is what requests
-// hold in the broker's memory budgets.
-func tuneGC(log *slog.Logger, held func() uint64) {
-	attrs := []any{"gogc", os.Getenv("GOGC")}
-	if os.Getenv("GOGC") == "" {
-		startGCTuner(gcHeadroom, held)
-		attrs = []any{"heap_headroom_bytes", gcHeadroom}
-	}
+// hold in the broker's memory budgets. stop ends the tuning (a broker
+// never does).
+func tuneGC(log *slog.Logger, held func() uint64) (stop func()) {
+	stop = func() {}
 	limit, err := memlimit.Set(memlimit.WithRatio(memoryLimitOfCgroup), memlimit.WithProvider(memlimit.FromCgroup))
 	if err != nil {
 		log.Warn("No soft memory limit from the container's cgroup", "error", err)
 	}
-	if limit > 0 && limit < math.MaxInt64 {
+	var attrs []any
+	known := limit > 0 && limit < math.MaxInt64
+	if known {
 		attrs = append(attrs, "memory_limit_bytes", limit)
 	}
+	switch gogc := os.Getenv("GOGC"); {
+	case gogc != "":
+		attrs = append(attrs, "gogc", gogc)
+	case !known:
+		attrs = append(attrs, "gogc", "100", "reason", "no memory limit known")
+	default:
+		headroom := headroomFor(uint64(limit))
+		stop = startGCTuner(headroom, held)
+		attrs = append(attrs, "heap_headroom_bytes", headroom)
+	}
 	log.Info("Garbage collection", attrs...)
+	return stop
 }
+
+// headroomFor is the most the heap may grow between collections under a
+// soft memory limit of limit bytes.
+func headroomFor(limit uint64) uint64 { return min(gcHeadroom, limit/4) }
 
 // gcPercentFor is the GC percent at which a heap with live bytes live
 // collects once it has grown by headroom or by live, whichever is more.

@@ -67,6 +67,39 @@ func TestGCTunerFollowsTheLiveHeap(t *testing.T) {
 	runtime.KeepAlive(live)
 }
 
+// TestTuneGCWithoutALimit: a broker that knows no memory limit keeps Go's
+// default; with GOMEMLIMIT it tunes.
+func TestTuneGCWithoutALimit(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("AUTOMEMLIMIT", "off") // whatever cgroup this test runs in
+	stop := tuneGC(slog.New(slog.DiscardHandler), func() uint64 { return 0 })
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond) // a tuner would have run by now
+	stop()
+	if p := gogc(); p != 100 {
+		t.Errorf("without a memory limit the GC percent is %d, want Go's default 100", p)
+	}
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30) // as the runtime set it from GOMEMLIMIT
+	defer tuneGC(slog.New(slog.DiscardHandler), func() uint64 { return 0 })()
+	if p := gogc(); p <= 100 {
+		t.Errorf("with GOMEMLIMIT=1GiB and a small heap the GC percent is %d, want more than 100", p)
+	}
+}
+
+func TestHeadroomFor(t *testing.T) {
+	if got := headroomFor(1 << 30); got != gcHeadroom {
+		t.Errorf("under 1 GiB: headroom %d, want %d", got, gcHeadroom)
+	}
+	if got := headroomFor(256 << 20); got != 64<<20 {
+		t.Errorf("under 256 MiB: headroom %d, want a quarter, %d", got, 64<<20)
+	}
+}
+
 // TestTuneGCKeepsGOGC: GOGC, which the runtime read at start, is left
 // alone, and so is GOMEMLIMIT.
 func TestTuneGCKeepsGOGC(t *testing.T) {
@@ -76,7 +109,7 @@ func TestTuneGCKeepsGOGC(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "300MiB")
 	debug.SetGCPercent(150)         // as the runtime set them from the environment
 	debug.SetMemoryLimit(300 << 20) //
-	tuneGC(slog.New(slog.DiscardHandler), func() uint64 { return 0 })
+	defer tuneGC(slog.New(slog.DiscardHandler), func() uint64 { return 0 })()
 	runtime.GC()
 	if p := gogc(); p != 150 {
 		t.Errorf("with GOGC=150 the GC percent is %d", p)

@@ -54,6 +54,8 @@ type Options struct {
 	// Args, when set, gives broker i command-line flags beyond the
 	// cluster's own (--debug-listen, say).
 	Args func(i int) []string
+	// Env is added to every broker's environment (GOMEMLIMIT, say).
+	Env []string
 	// HTTPTLS, when set, is the client TLS of brokers whose HTTP API Args
 	// puts on TLS (--http-tls): readiness probes and Endpoint use https.
 	HTTPTLS *tls.Config
@@ -435,6 +437,9 @@ func (c *Cluster) StartWithArgs(i int, props []byte, extra []string) error {
 		return err
 	}
 	cmd := exec.Command(c.bin, args...)
+	if len(c.opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.opts.Env...)
+	}
 	// The broker must not outlive a test binary that dies without Close.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if c.handsOver {

@@ -79,6 +79,9 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
+// benchMemoryLimit is each benchmarked broker's memory limit.
+const benchMemoryLimit = "1GiB"
+
 // benchCluster is three broker processes of one binary. Every broker's
 // peer listener is advertised behind a proxy that counts the requests the
 // other brokers send it, so both binaries are counted the same way.
@@ -97,6 +100,11 @@ func startCluster(t testing.TB, bin binary, config map[string]string, countPeers
 	bc := &benchCluster{proxies: make([]*peerProxy, 3)}
 	opts := brokertest.Options{
 		Brokers: 3, Binary: bin.path, Dir: t.TempDir(), LogLevel: "warn", Config: config, Debug: true,
+		// Each broker is given 1 GiB, as a container with a memory limit
+		// gives it: a broker that knows its limit collects garbage less
+		// often (cmd/broker/gc.go); a broker of an earlier version only
+		// gets a soft limit it never reaches here.
+		Env: []string{"GOMEMLIMIT=" + benchMemoryLimit},
 	}
 	if countPeers {
 		opts.Args = func(i int) []string {
