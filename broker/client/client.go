@@ -153,9 +153,8 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 }
 
 // jsonAppender is a request body that writes its own JSON (the produce
-// request, the hottest one).
-// jsonSize is about the bytes it writes, so that its buffer is allocated
-// once.
+// request, the hottest one); jsonSize is about the bytes it writes, so
+// that its buffer is allocated once.
 type jsonAppender interface {
 	appendJSON(b []byte) []byte
 	jsonSize() int

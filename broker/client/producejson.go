@@ -92,9 +92,9 @@ func headersSize(h map[string]string) int {
 }
 
 // appendRecordFields appends the fields a record and a single-record
-// request share, in their struct order. In a record "value" always comes
-// first (and so without a leading comma); a request's "message" is
-// omitted when empty and follows "topic".
+// request share, in their struct order. In a record the first field written
+// has no leading comma and "value" is always written; in a request every
+// field follows "topic", and "message" is omitted when empty.
 func appendRecordFields(b []byte, partition *int32, key *string, inRecord bool, value string, headers map[string]string, ts int64) []byte {
 	sep := func(b []byte) []byte {
 		if inRecord && b[len(b)-1] == '{' {
