@@ -164,3 +164,26 @@ func BenchmarkProduceJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestReplyParserInt checks the integers a reply's positions are read
+// with against strconv at the edges of their sizes.
+func TestReplyParserInt(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		bits int
+	}{
+		{"0", 32}, {"-0", 32}, {"7", 32}, {"-12", 64}, {"2147483647", 32}, {"2147483648", 32},
+		{"-2147483648", 32}, {"-2147483649", 32}, {"999999999999999999", 64},
+		{"-999999999999999999", 64}, {"9223372036854775807", 64}, {"9223372036854775808", 64},
+		{"-9223372036854775808", 64}, {"-9223372036854775809", 64}, {"12345678901234567890123", 64},
+		{"01", 64}, {"-", 64}, {"", 64}, {"-01", 32},
+	} {
+		p := replyParser{b: []byte(c.in)}
+		got, ok := p.int(c.bits)
+		want, err := strconv.ParseInt(c.in, 10, c.bits)
+		wantOK := err == nil && (len(c.in) < 2 || c.in[0] != '0') && !strings.HasPrefix(c.in, "-0") || c.in == "-0"
+		if ok != wantOK || (ok && got != want) {
+			t.Errorf("int(%q, %d) = %d, %v; want %d, %v", c.in, c.bits, got, ok, want, wantOK)
+		}
+	}
+}
