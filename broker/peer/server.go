@@ -148,6 +148,10 @@ func writeResult(w http.ResponseWriter, resp any, binaryOK bool) {
 	}
 	w.Header().Set("Content-Type", enc.contentType())
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	if r, ok := w.(*replyRecorder); ok {
+		r.take(out) // a stream's reply: out is its body, not copied again
+		return
+	}
 	_, _ = w.Write(out)
 }
 

@@ -195,7 +195,7 @@ func (s *StreamServer) dispatch(ctx context.Context, st *serverStream, c streamC
 	}()
 	w := &replyRecorder{header: http.Header{}}
 	s.next.ServeHTTP(w, s.request(ctx, st, c))
-	if err := st.out.write(replyFrame(c.id, w.statusCode(), encodingOf(w.header.Get("Content-Type")), w.body.Len()), w.body.Bytes()); err != nil {
+	if err := st.out.write(replyFrame(c.id, w.statusCode(), encodingOf(w.header.Get("Content-Type")), len(w.body)), w.body); err != nil {
 		st.conn.Close()
 	}
 }
@@ -229,7 +229,7 @@ var (
 type replyRecorder struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	body   []byte
 }
 
 func (w *replyRecorder) Header() http.Header { return w.header }
@@ -244,13 +244,28 @@ func (w *replyRecorder) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if w.body.Cap() == 0 {
+	if w.body == nil {
 		// A reply that says its length is kept in one buffer of it.
 		if n, err := strconv.Atoi(w.header.Get("Content-Length")); err == nil && n > 0 && n <= MaxReplyBytes {
-			w.body.Grow(n)
+			w.body = make([]byte, 0, n)
 		}
 	}
-	return w.body.Write(p)
+	w.body = append(w.body, p...)
+	return len(p), nil
+}
+
+// take makes body, which the caller no longer uses, the reply's body
+// (writeResult's encoded reply, a replica fetch's batches among it): a
+// Write would copy it once more.
+func (w *replyRecorder) take(body []byte) {
+	if w.body != nil {
+		_, _ = w.Write(body)
+		return
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body = body
 }
 
 func (w *replyRecorder) statusCode() int {
