@@ -38,7 +38,7 @@ func (f *forwardedProduces) AppendPeerBinary(b []byte) []byte {
 		b = binwire.AppendInt64(b, int64(p.Count))
 		b = binwire.AppendInt64(b, int64(p.Bytes))
 	}
-	return append(b, f.records...)
+	return b // the records follow, as the payload
 }
 
 func (f *forwardedProduces) DecodePeerBinary(src []byte) error {

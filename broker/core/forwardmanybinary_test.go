@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 func sampleForwardedProduces() forwardedProduces {
@@ -33,7 +34,7 @@ func sampleProducedEach() producedEach {
 func TestForwardedProducesBinaryMatchesJSON(t *testing.T) {
 	req := sampleForwardedProduces()
 	var viaBinary, viaJSON forwardedProduces
-	if err := viaBinary.DecodePeerBinary(req.AppendPeerBinary(nil)); err != nil {
+	if err := viaBinary.DecodePeerBinary(peer.BinaryBody(&req)); err != nil {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(&req)
@@ -46,7 +47,7 @@ func TestForwardedProducesBinaryMatchesJSON(t *testing.T) {
 	}
 	answer := sampleProducedEach()
 	var answerBinary, answerJSON producedEach
-	if err := answerBinary.DecodePeerBinary(answer.AppendPeerBinary(nil)); err != nil {
+	if err := answerBinary.DecodePeerBinary(peer.BinaryBody(&answer)); err != nil {
 		t.Fatal(err)
 	}
 	js, _ = json.Marshal(&answer)
@@ -57,7 +58,7 @@ func TestForwardedProducesBinaryMatchesJSON(t *testing.T) {
 		t.Fatalf("answer:\nbinary %+v\njson   %+v", answerBinary, answerJSON)
 	}
 	var bad producedEach
-	raw := answer.AppendPeerBinary(nil)
+	raw := peer.BinaryBody(&answer)
 	if err := bad.DecodePeerBinary(raw[:len(raw)-1]); err == nil {
 		t.Fatalf("a cut answer decoded as %+v", bad)
 	}
@@ -68,20 +69,20 @@ func TestForwardedProducesBinaryMatchesJSON(t *testing.T) {
 // decodes encodes back to a message that decodes the same.
 func FuzzForwardedProducesBinary(f *testing.F) {
 	req, answer := sampleForwardedProduces(), sampleProducedEach()
-	f.Add(req.AppendPeerBinary(nil))
-	f.Add(answer.AppendPeerBinary(nil))
+	f.Add(peer.BinaryBody(&req))
+	f.Add(peer.BinaryBody(&answer))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var q forwardedProduces
 		if q.DecodePeerBinary(raw) == nil {
 			var again forwardedProduces
-			if err := again.DecodePeerBinary(q.AppendPeerBinary(nil)); err != nil || !reflect.DeepEqual(again, q) {
+			if err := again.DecodePeerBinary(peer.BinaryBody(&q)); err != nil || !reflect.DeepEqual(again, q) {
 				t.Fatalf("request %+v re-decodes as %+v, %v", q, again, err)
 			}
 		}
 		var a producedEach
 		if a.DecodePeerBinary(raw) == nil {
 			var again producedEach
-			if err := again.DecodePeerBinary(a.AppendPeerBinary(nil)); err != nil || !reflect.DeepEqual(again, a) {
+			if err := again.DecodePeerBinary(peer.BinaryBody(&a)); err != nil || !reflect.DeepEqual(again, a) {
 				t.Fatalf("answer %+v re-decodes as %+v, %v", a, again, err)
 			}
 		}

@@ -160,7 +160,7 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 	for _, opt := range opts {
 		opt(&o)
 	}
-	encode := func(binaryOK bool) ([]byte, bodyEncoding, error) { return encodeMessage(&req, binaryOK) }
+	encode := func(binaryOK bool) (message, error) { return encodeMessage(&req, binaryOK) }
 	status, enc, raw, err := c.roundTrip(ctx, addr, op.name, o, encode)
 	if err != nil {
 		return resp, err
@@ -176,7 +176,7 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 
 // encodeFunc encodes a call's request, in binary if binaryOK and it has a
 // binary encoding.
-type encodeFunc func(binaryOK bool) ([]byte, bodyEncoding, error)
+type encodeFunc func(binaryOK bool) (message, error)
 
 // roundTrip sends one call and returns the reply's status, encoding and
 // body: over the peer's stream, or over HTTP when the peer serves none.
@@ -193,14 +193,14 @@ func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, 
 			ok = false
 			continue
 		}
-		body, enc, err := encode(s.binary)
+		body, err := encode(s.binary)
 		if err != nil {
 			return 0, encJSON, nil, fmt.Errorf("peer %s: encode request: %w", op, err)
 		}
-		if len(body) > MaxRequestBytes {
+		if body.len() > MaxRequestBytes {
 			break // refused over HTTP with its error, as it is no frame
 		}
-		r, err := s.call(ctx, op, o, enc, body)
+		r, err := s.call(ctx, op, o, body)
 		if errors.Is(err, errNotSent) && attempt == 0 {
 			continue // the stream closed as the call came: once on a new one
 		}
@@ -209,11 +209,11 @@ func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, 
 		}
 		return r.status, r.enc, r.body, err
 	}
-	body, enc, err := encode(false)
+	body, err := encode(false)
 	if err != nil {
 		return 0, encJSON, nil, fmt.Errorf("peer %s: encode request: %w", op, err)
 	}
-	return c.httpRoundTrip(ctx, addr, op, o, enc, body)
+	return c.httpRoundTrip(ctx, addr, op, o, body.enc, body.bytes())
 }
 
 // streamAddress is the host:port to stream to for addr, when the call
@@ -274,10 +274,9 @@ func readBody(r io.Reader, size, limit int64) ([]byte, error) {
 
 // appendFrame appends a frame of js and payload to dst: a 4-byte
 // big-endian length, js, then payload as it is.
-func appendFrame(dst, js, payload []byte) []byte {
+func appendFrame(dst, js []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(js)))
-	dst = append(dst, js...)
-	return append(dst, payload...)
+	return append(dst, js...)
 }
 
 // decodeFrame decodes a frame into msg, a request or a reply whose

@@ -16,7 +16,9 @@ import (
 // came in binary. A broker from before binary bodies, during a rolling
 // upgrade, therefore only ever sees JSON, as over HTTP.
 type Binary interface {
-	// AppendPeerBinary appends the message's binary encoding to dst.
+	// AppendPeerBinary appends the message's binary encoding to dst; of a
+	// message that is also a Payload, all but the payload, which follows
+	// as it is (encodeMessage does not copy it).
 	AppendPeerBinary(dst []byte) []byte
 	// DecodePeerBinary decodes src, which the message may keep parts of
 	// (a call's or reply's body is its own). Malformed input is an error,
@@ -65,27 +67,46 @@ func encodingOf(contentType string) bodyEncoding {
 	return encJSON
 }
 
+// message is an encoded request or reply body: head, then tail, the
+// message's payload as it is, when it carries one. The payload (replicated
+// batches, forwarded records) is not copied into the frame: a stream
+// writes both parts with one writev, after the call may have returned, so
+// a payload is never written to once it is sent.
+type message struct {
+	head, tail []byte
+	enc        bodyEncoding
+}
+
+func (m message) len() int { return len(m.head) + len(m.tail) }
+
+// bytes is the body in one buffer, for HTTP.
+func (m message) bytes() []byte {
+	if len(m.tail) == 0 {
+		return m.head
+	}
+	return append(m.head[:len(m.head):len(m.head)], m.tail...)
+}
+
 // encodeMessage encodes msg, a pointer to a request or reply: in its
 // binary encoding when binaryOK and it has one, otherwise as JSON, framed
 // with its payload when it carries one.
-func encodeMessage(msg any, binaryOK bool) ([]byte, bodyEncoding, error) {
+func encodeMessage(msg any, binaryOK bool) (message, error) {
+	var payload []byte
+	p, hasPayload := msg.(Payload)
+	if hasPayload {
+		payload = p.PeerPayload()
+	}
 	if b, ok := msg.(Binary); ok && binaryOK {
-		var dst []byte
-		if p, ok := msg.(Payload); ok && len(p.PeerPayload()) > 0 {
-			// Room for the fields and the payload after them: the payload
-			// is copied once.
-			dst = make([]byte, 0, 256+len(p.PeerPayload()))
-		}
-		return b.AppendPeerBinary(dst), encBinary, nil
+		return message{head: b.AppendPeerBinary(nil), tail: payload, enc: encBinary}, nil
 	}
 	js, err := json.Marshal(msg)
 	if err != nil {
-		return nil, encJSON, err
+		return message{}, err
 	}
-	if p, ok := msg.(Payload); ok {
-		return appendFrame(nil, js, p.PeerPayload()), encFrame, nil
+	if hasPayload {
+		return message{head: appendFrame(nil, js), tail: payload, enc: encFrame}, nil
 	}
-	return js, encJSON, nil
+	return message{head: js, enc: encJSON}, nil
 }
 
 // decodeMessage decodes raw, encoded as enc, into msg.
@@ -104,4 +125,15 @@ func decodeMessage[Msg any](raw []byte, enc bodyEncoding, msg *Msg) error {
 		return nil
 	}
 	return json.Unmarshal(raw, msg)
+}
+
+// BinaryBody is the body a stream carries for m in its binary encoding:
+// its fields, then its payload if it carries one; what DecodePeerBinary
+// reads back.
+func BinaryBody(m Binary) []byte {
+	b := m.AppendPeerBinary(nil)
+	if p, ok := m.(Payload); ok {
+		b = append(b, p.PeerPayload()...)
+	}
+	return b
 }

@@ -149,7 +149,7 @@ func TestMalformedBinaryBodies(t *testing.T) {
 		t.Fatalf("stream: %v streamed %v binary %v", err, streamed, s != nil && s.binary)
 	}
 	for op, body := range map[string]string{opSum.Name(): "\x00\x00\x00\x09short", opEcho.Name(): "\x00"} {
-		r, err := s.call(context.Background(), op, callOptions{}, encBinary, []byte(body))
+		r, err := s.call(context.Background(), op, callOptions{}, message{head: []byte(body), enc: encBinary})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -141,18 +141,19 @@ func writeError(w http.ResponseWriter, e *api.Error) {
 // call came in binary) and it has one, otherwise JSON, or a frame when it
 // carries a Payload.
 func writeResult(w http.ResponseWriter, resp any, binaryOK bool) {
-	out, enc, err := encodeMessage(resp, binaryOK)
+	out, err := encodeMessage(resp, binaryOK)
 	if err != nil {
 		writeError(w, api.Errorf(api.CodeInternal, "encode reply: %v", err))
 		return
 	}
-	w.Header().Set("Content-Type", enc.contentType())
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.Header().Set("Content-Type", out.enc.contentType())
+	w.Header().Set("Content-Length", strconv.Itoa(out.len()))
 	if r, ok := w.(*replyRecorder); ok {
-		r.take(out) // a stream's reply: out is its body, not copied again
+		r.take(out) // a stream's reply: written as it is, not copied again
 		return
 	}
-	_, _ = w.Write(out)
+	_, _ = w.Write(out.head)
+	_, _ = w.Write(out.tail)
 }
 
 // frameError is a malformed frame from a peer, request or reply.

@@ -324,7 +324,7 @@ func TestIdleStreamClosesAndCallsGoOn(t *testing.T) {
 	s := c.streams.byAddr[addr]
 	c.streams.mu.Unlock()
 	s.closeIfIdle()
-	if _, err := s.call(context.Background(), opEcho.Name(), callOptions{}, encJSON, []byte(`{}`)); !errors.Is(err, errNotSent) {
+	if _, err := s.call(context.Background(), opEcho.Name(), callOptions{}, message{head: []byte(`{}`), enc: encJSON}); !errors.Is(err, errNotSent) {
 		t.Fatalf("call on a closed stream: %v, want it not sent", err)
 	}
 	if got, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "again"}); err != nil || got.Text != "again" {

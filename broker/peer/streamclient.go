@@ -239,7 +239,7 @@ func (s *clientStream) closeIfIdle() {
 // the call was sent is an *UnreachableError: the call may or may not have
 // run; one that ended before is errNotSent. The end of ctx
 // tells the peer to cancel the call, and is returned.
-func (s *clientStream) call(ctx context.Context, op string, o callOptions, enc bodyEncoding, body []byte) (streamReply, error) {
+func (s *clientStream) call(ctx context.Context, op string, o callOptions, body message) (streamReply, error) {
 	ch := make(chan streamReply, 1)
 	s.mu.Lock()
 	if s.broken != nil {
@@ -252,7 +252,7 @@ func (s *clientStream) call(ctx context.Context, op string, o callOptions, enc b
 	s.mu.Unlock()
 	s.idle.Reset(streamIdleTimeout)
 
-	if err := s.write(callFrame(id, op, o, enc, len(body)), body); err != nil {
+	if err := s.out.write(callFrame(id, op, o, body.enc, body.len()), body.head, body.tail); err != nil {
 		s.fail(err)
 	}
 	select {
@@ -270,12 +270,8 @@ func (s *clientStream) call(ctx context.Context, op string, o callOptions, enc b
 		delete(s.pending, id)
 		s.mu.Unlock()
 		if waiting {
-			go func() { _ = s.write(cancelFrame(id), nil) }()
+			go func() { _ = s.out.write(cancelFrame(id)) }()
 		}
 		return streamReply{}, ctx.Err()
 	}
-}
-
-func (s *clientStream) write(header, body []byte) error {
-	return s.out.write(header, body)
 }

@@ -199,15 +199,17 @@ type frameWriter struct {
 // written), and writes the queue unless a write is in progress, whose
 // writer writes it next. The error is that of a write this call made:
 // the caller closes the connection, and whoever reads it sees the end.
-func (w *frameWriter) write(header, body []byte) error {
+func (w *frameWriter) write(header []byte, body ...[]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
 	}
 	w.queue = append(w.queue, header)
-	if len(body) > 0 {
-		w.queue = append(w.queue, body)
+	for _, b := range body {
+		if len(b) > 0 {
+			w.queue = append(w.queue, b)
+		}
 	}
 	if w.writing {
 		return nil

@@ -195,7 +195,8 @@ func (s *StreamServer) dispatch(ctx context.Context, st *serverStream, c streamC
 	}()
 	w := &replyRecorder{header: http.Header{}}
 	s.next.ServeHTTP(w, s.request(ctx, st, c))
-	if err := st.out.write(replyFrame(c.id, w.statusCode(), encodingOf(w.header.Get("Content-Type")), len(w.body)), w.body); err != nil {
+	header := replyFrame(c.id, w.statusCode(), encodingOf(w.header.Get("Content-Type")), len(w.body)+len(w.tail))
+	if err := st.out.write(header, w.body, w.tail); err != nil {
 		st.conn.Close()
 	}
 }
@@ -225,11 +226,12 @@ var (
 	forwardedValue = []string{"1"}
 )
 
-// replyRecorder keeps a reply a handler writes, for the reply frame.
+// replyRecorder keeps a reply a handler writes, for the reply frame: body,
+// and after it tail, the payload of a reply writeResult encoded.
 type replyRecorder struct {
-	header http.Header
-	status int
-	body   []byte
+	header     http.Header
+	status     int
+	body, tail []byte
 }
 
 func (w *replyRecorder) Header() http.Header { return w.header }
@@ -244,6 +246,9 @@ func (w *replyRecorder) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	if w.tail != nil { // taken before: the bytes go after it
+		w.body, w.tail = append(w.body[:len(w.body):len(w.body)], w.tail...), nil
+	}
 	if w.body == nil {
 		// A reply that says its length is kept in one buffer of it.
 		if n, err := strconv.Atoi(w.header.Get("Content-Length")); err == nil && n > 0 && n <= MaxReplyBytes {
@@ -254,18 +259,18 @@ func (w *replyRecorder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// take makes body, which the caller no longer uses, the reply's body
-// (writeResult's encoded reply, a replica fetch's batches among it): a
-// Write would copy it once more.
-func (w *replyRecorder) take(body []byte) {
-	if w.body != nil {
-		_, _ = w.Write(body)
+// take makes m, which the caller no longer uses, the reply's body
+// (writeResult's encoded reply, a replica fetch's batches as its payload):
+// a Write would copy it once more.
+func (w *replyRecorder) take(m message) {
+	if w.body != nil || w.tail != nil {
+		_, _ = w.Write(m.bytes())
 		return
 	}
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	w.body = body
+	w.body, w.tail = m.head, m.tail
 }
 
 func (w *replyRecorder) statusCode() int {

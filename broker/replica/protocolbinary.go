@@ -116,7 +116,7 @@ func (r *sessionReply) AppendPeerBinary(b []byte) []byte {
 			b = binwire.AppendInt64(b, int64(p.Bytes))
 		}
 	}
-	return append(b, r.Batches...)
+	return b // Batches follow, as the payload
 }
 
 func (r *sessionReply) DecodePeerBinary(src []byte) error {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/peer"
 )
 
 func sampleSessionRequest() sessionRequest {
@@ -36,7 +37,7 @@ func sampleSessionReply() sessionReply {
 func TestSessionBinaryMatchesJSON(t *testing.T) {
 	req := sampleSessionRequest()
 	var viaBinary, viaJSON sessionRequest
-	if err := viaBinary.DecodePeerBinary(req.AppendPeerBinary(nil)); err != nil {
+	if err := viaBinary.DecodePeerBinary(peer.BinaryBody(&req)); err != nil {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(req)
@@ -49,7 +50,7 @@ func TestSessionBinaryMatchesJSON(t *testing.T) {
 
 	reply := sampleSessionReply()
 	var replyBinary, replyJSON sessionReply
-	if err := replyBinary.DecodePeerBinary(reply.AppendPeerBinary(nil)); err != nil {
+	if err := replyBinary.DecodePeerBinary(peer.BinaryBody(&reply)); err != nil {
 		t.Fatal(err)
 	}
 	js, _ = json.Marshal(reply)
@@ -78,7 +79,7 @@ func TestSessionBinaryMatchesJSON(t *testing.T) {
 // error.
 func TestSessionBinaryRefusals(t *testing.T) {
 	full := sampleSessionRequest()
-	raw := full.AppendPeerBinary(nil)
+	raw := peer.BinaryBody(&full)
 	cases := map[string][]byte{
 		"empty":         nil,
 		"other version": append([]byte{1}, raw[1:]...),
@@ -95,7 +96,7 @@ func TestSessionBinaryRefusals(t *testing.T) {
 		}
 	}
 	reply := sampleSessionReply()
-	rraw := reply.AppendPeerBinary(nil)
+	rraw := peer.BinaryBody(&reply)
 	var r sessionReply
 	bad := append([]byte(nil), rraw[:1+4+4+1+len("orders")+4]...)
 	if err := r.DecodePeerBinary(append(bad, 9)); err == nil {
@@ -109,21 +110,21 @@ func TestSessionBinaryRefusals(t *testing.T) {
 // the same.
 func FuzzSessionBinary(f *testing.F) {
 	req, reply := sampleSessionRequest(), sampleSessionReply()
-	f.Add(req.AppendPeerBinary(nil))
-	f.Add(reply.AppendPeerBinary(nil))
+	f.Add(peer.BinaryBody(&req))
+	f.Add(peer.BinaryBody(&reply))
 	f.Add([]byte{0, 0, 0, 0, 7, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var q sessionRequest
 		if q.DecodePeerBinary(raw) == nil {
 			var again sessionRequest
-			if err := again.DecodePeerBinary(q.AppendPeerBinary(nil)); err != nil || !reflect.DeepEqual(again, q) {
+			if err := again.DecodePeerBinary(peer.BinaryBody(&q)); err != nil || !reflect.DeepEqual(again, q) {
 				t.Fatalf("request %+v re-decodes as %+v, %v", q, again, err)
 			}
 		}
 		var r sessionReply
 		if r.DecodePeerBinary(raw) == nil {
 			var again sessionReply
-			if err := again.DecodePeerBinary(r.AppendPeerBinary(nil)); err != nil || !reflect.DeepEqual(again, r) {
+			if err := again.DecodePeerBinary(peer.BinaryBody(&r)); err != nil || !reflect.DeepEqual(again, r) {
 				t.Fatalf("reply %+v re-decodes as %+v, %v", r, again, err)
 			}
 		}
