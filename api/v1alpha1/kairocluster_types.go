@@ -58,7 +58,9 @@ type KairoClusterSpec struct {
 	// +required
 	Storage StorageSpec `json:"storage"`
 
-	// resources of the broker container.
+	// resources of the broker container; a memory limit also sets the
+	// broker's GOMEMLIMIT to 90 % of it (unless podTemplate.env sets it),
+	// which the broker sizes its garbage collection from.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -188,6 +189,19 @@ func TemplateHash(properties string, tmpl corev1.PodTemplateSpec) (string, error
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
+// goMemoryLimit is the broker's GOMEMLIMIT when spec.resources sets a
+// memory limit: 90 % of it, what the broker would read from its cgroup
+// (cmd/broker/gc.go), set here so that a broker knows its limit however
+// its container is run (as Strimzi sizes a broker's JVM heap from the
+// same limit). A GOMEMLIMIT in spec.podTemplate.env stays the user's.
+func (b *Builder) goMemoryLimit() (corev1.EnvVar, bool) {
+	limit, ok := b.Cluster.Spec.Resources.Limits[corev1.ResourceMemory]
+	if !ok || limit.Value() <= 0 || slices.ContainsFunc(b.overrides().Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" }) {
+		return corev1.EnvVar{}, false
+	}
+	return corev1.EnvVar{Name: "GOMEMLIMIT", Value: strconv.FormatInt(limit.Value()/10*9, 10)}, true
+}
+
 func (b *Builder) overrides() kairov1alpha1.PodTemplateOverrides {
 	if o := b.Cluster.Spec.PodTemplate; o != nil {
 		return *o
@@ -245,6 +259,9 @@ func (b *Builder) container() corev1.Container {
 		env = append(env, corev1.EnvVar{Name: "KAIRO_RACK", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: fmt.Sprintf("metadata.labels['%s']", r.TopologyKey)}}})
 		args = append(args, "--rack=$(KAIRO_RACK)")
+	}
+	if e, ok := b.goMemoryLimit(); ok {
+		env = append(env, e)
 	}
 	env = append(env, b.overrides().Env...)
 	probe := func(path string, period, timeout, failures int32) *corev1.Probe {

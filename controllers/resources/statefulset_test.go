@@ -417,3 +417,32 @@ func TestStatefulSetUpdateKeepsImmutableFields(t *testing.T) {
 		t.Error("a config change touched the claim templates")
 	}
 }
+
+// TestStatefulSetGoMemoryLimit: a memory limit in spec.resources gives the
+// broker a soft limit of 90 % of it (GOMEMLIMIT), which its collector
+// sizes its headroom from; none without a limit, and a GOMEMLIMIT of the
+// user's in spec.podTemplate.env is kept as it is.
+func TestStatefulSetGoMemoryLimit(t *testing.T) {
+	goMemLimit := func(c *kairov1alpha1.KairoCluster) []string {
+		var values []string
+		for _, e := range brokerContainer(t, statefulSet(t, testBuilder(t, c))).Env {
+			if e.Name == "GOMEMLIMIT" {
+				values = append(values, e.Value)
+			}
+		}
+		return values
+	}
+	c := testCluster()
+	c.Spec.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	if got := goMemLimit(c); got != nil {
+		t.Errorf("without a memory limit: GOMEMLIMIT %v", got)
+	}
+	c.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}
+	if got := goMemLimit(c); !slices.Equal(got, []string{"1932735276"}) {
+		t.Errorf("with a 2Gi limit: GOMEMLIMIT %v, want 90 %% of it, [1932735276]", got)
+	}
+	c.Spec.PodTemplate = &kairov1alpha1.PodTemplateOverrides{Env: []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "1GiB"}}}
+	if got := goMemLimit(c); !slices.Equal(got, []string{"1GiB"}) {
+		t.Errorf("with the user's GOMEMLIMIT: %v", got)
+	}
+}
