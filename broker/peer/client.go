@@ -272,8 +272,8 @@ func readBody(r io.Reader, size, limit int64) ([]byte, error) {
 	return buf, nil
 }
 
-// appendFrame appends a frame of js and payload to dst: a 4-byte
-// big-endian length, js, then payload as it is.
+// appendFrame appends the head of a frame of js to dst: a 4-byte
+// big-endian length, then js; the payload follows it as it is (message).
 func appendFrame(dst, js []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(js)))
 	return append(dst, js...)
