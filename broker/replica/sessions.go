@@ -116,12 +116,15 @@ func (c *sessionCache) open(r sessionRequest) (*leaderSession, error) {
 			nudgedEpoch: -1, wake: make(chan struct{}, 1),
 		}
 		s.lastUsed.Store(time.Now().UnixNano())
+		// Locked before it is published: a full request racing this one
+		// may replace and close it at once, and close lets its
+		// partitions go only once this request is done with them.
+		s.mu.Lock()
 		c.byReplica[r.ReplicaID] = s
 		c.mu.Unlock()
 		if old != nil {
 			old.close()
 		}
-		s.mu.Lock()
 		return s, nil
 	}
 	c.mu.Unlock()
