@@ -6,9 +6,13 @@ import (
 	"time"
 )
 
-// RecordSet is the records of one batch to append and how to write it.
+// RecordSet is the records of one batch to append and how to write it:
+// Records, or Count records encoded as a records section (AppendSection),
+// which is written without decoding them (a zero timestamp is now).
 type RecordSet struct {
 	Records []Record
+	Section []byte
+	Count   int
 	Options BatchOptions
 }
 
@@ -29,7 +33,7 @@ type RecordSet struct {
 // max.message.bytes, out of its producer's sequence), and the others are
 // written without it; a failure of the write itself, or a log that takes
 // no writes, is the error of every set not yet written. Offset and, where
-// it was 0, Timestamp are set on the records of every written set.
+// it was 0, Timestamp are set on the Records of every written set.
 func (l *Log) AppendMany(sets []RecordSet, leaderEpoch int32) (results []AppendResult, errs []error) {
 	results, errs = make([]AppendResult, len(sets)), make([]error, len(sets))
 	l.writeMu.Lock()
@@ -75,6 +79,14 @@ func (l *Log) AppendMany(sets []RecordSet, leaderEpoch int32) (results []AppendR
 	return results, errs
 }
 
+// len is the number of records of the set.
+func (set RecordSet) len() int {
+	if set.Section != nil {
+		return set.Count
+	}
+	return len(set.Records)
+}
+
 // groupWrite is the batches of an AppendMany not yet written.
 type groupWrite struct {
 	l    *Log
@@ -95,14 +107,18 @@ func (g *groupWrite) pending(producerID int64) bool { return g.producers[produce
 // duplicate of one its producer already wrote.
 func (g *groupWrite) add(set RecordSet, leaderEpoch int32) (AppendResult, error) {
 	g.added++
-	if len(set.Records) == 0 {
+	count := set.len()
+	if count < 0 {
+		return AppendResult{}, fmt.Errorf("%w: %w: a section of %d records", ErrCorruptBatch, ErrCorrupt, count)
+	}
+	if count == 0 {
 		return AppendResult{}, ErrEmptyBatch
 	}
-	if len(set.Records) > math.MaxInt32 {
-		return AppendResult{}, fmt.Errorf("%w: %d records", ErrBatchTooLarge, len(set.Records))
+	if count > math.MaxInt32 {
+		return AppendResult{}, fmt.Errorf("%w: %d records", ErrBatchTooLarge, count)
 	}
 	if p := set.Options.Producer; p != nil {
-		dup, isDup, err := g.l.checkProducer(*p, int32(len(set.Records)))
+		dup, isDup, err := g.l.checkProducer(*p, int32(count))
 		if err != nil {
 			return AppendResult{}, err
 		}
@@ -115,7 +131,14 @@ func (g *groupWrite) add(set RecordSet, leaderEpoch int32) (AppendResult, error)
 		next = g.hdrs[n-1].NextOffset()
 	}
 	start := len(g.buf)
-	buf, rawSize, err := g.l.enc.encode(g.buf, next, leaderEpoch, set.Records, g.now.UnixMilli(), set.Options)
+	var buf []byte
+	var rawSize int
+	var err error
+	if set.Section != nil {
+		buf, rawSize, err = g.l.enc.encodeSection(g.buf, next, leaderEpoch, set.Section, set.Count, g.now.UnixMilli(), set.Options)
+	} else {
+		buf, rawSize, err = g.l.enc.encode(g.buf, next, leaderEpoch, set.Records, g.now.UnixMilli(), set.Options)
+	}
 	var h BatchHeader
 	if err == nil && rawSize > g.cfg.MaxBatchBytes {
 		err = fmt.Errorf("%w: %d bytes, limit %d", ErrBatchTooLarge, rawSize, g.cfg.MaxBatchBytes)

@@ -20,7 +20,7 @@
 //	type BatchOptions struct { Compression Compression; Producer *Producer }
 //	type Producer struct { ID int64; Epoch int16; BaseSequence int32 }
 //	type AppendResult struct { BaseOffset, LastOffset int64; Duplicate bool }
-//	type RecordSet struct { Records []Record; Options BatchOptions }
+//	type RecordSet struct { Records []Record; Section []byte; Count int; Options BatchOptions }
 //	type Compression int8 // CompressionNone, …Gzip, …Snappy, …LZ4, …Zstd
 //	func ParseCompression(name string) (Compression, bool)
 //	func DefaultConfig() Config

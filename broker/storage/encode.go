@@ -80,6 +80,13 @@ func (e *batchEncoder) encode(dst []byte, baseOffset int64, leaderEpoch int32, r
 			return dst[:start], 0, err
 		}
 	}
+	return e.finishHeader(dst, start, rawSize, baseOffset, leaderEpoch, len(records), first, maxTs, opts)
+}
+
+// finishHeader fills in the header of the batch at dst[start:], whose
+// records follow it, and returns dst and rawSize, or dst[:start] if the
+// batch is too large for its length field.
+func (e *batchEncoder) finishHeader(dst []byte, start, rawSize int, baseOffset int64, leaderEpoch int32, count int, first, maxTs int64, opts BatchOptions) ([]byte, int, error) {
 	size := len(dst) - start
 	if size-lengthPrefix > math.MaxInt32 || rawSize-lengthPrefix > math.MaxInt32 {
 		return dst[:start], 0, fmt.Errorf("%w: %d bytes", ErrBatchTooLarge, max(size, rawSize))
@@ -91,7 +98,7 @@ func (e *batchEncoder) encode(dst []byte, baseOffset int64, leaderEpoch int32, r
 	be.PutUint32(b[posEpoch:], uint32(leaderEpoch))
 	b[posMagic] = Magic
 	be.PutUint16(b[posAttributes:], uint16(opts.Compression))
-	be.PutUint32(b[posLastDelta:], uint32(len(records)-1))
+	be.PutUint32(b[posLastDelta:], uint32(count-1))
 	be.PutUint64(b[posFirstTs:], uint64(first))
 	be.PutUint64(b[posMaxTs:], uint64(maxTs))
 	if p := opts.Producer; p != nil {
@@ -99,7 +106,7 @@ func (e *batchEncoder) encode(dst []byte, baseOffset int64, leaderEpoch int32, r
 	} else {
 		putProducer(b, NoProducerID, NoProducerEpoch, NoSequence)
 	}
-	be.PutUint32(b[posRecordCount:], uint32(len(records)))
+	be.PutUint32(b[posRecordCount:], uint32(count))
 	be.PutUint32(b[posCRC:], crc32.Checksum(b[posAttributes:], castagnoli))
 	return dst, rawSize, nil
 }

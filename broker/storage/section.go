@@ -1,6 +1,10 @@
 package storage
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
 
 // A records section on its own: records one after the other, each in
 // Kafka's v2 record encoding, as a batch with base offset and base
@@ -48,4 +52,89 @@ func DecodeSection(b []byte, count int) ([]Record, error) {
 		return nil, d.corrupt("offset deltas do not count the records")
 	}
 	return out, nil
+}
+
+// encodeSection appends one batch holding the count records of section,
+// a records section as AppendSection encodes it, to dst: every record
+// checked as DecodeSection checks it, then written as it came but for its
+// timestamp, which becomes a delta from the first record's (a zero
+// timestamp is now). The leader of a partition writes the records another
+// broker passed on to it this way, without decoding them into Records and
+// encoding them again. It returns the extended slice and the batch's size
+// uncompressed, which max.message.bytes bounds; on error dst is returned
+// as it was. A malformed section is ErrCorruptBatch, wrapping ErrCorrupt.
+func (e *batchEncoder) encodeSection(dst []byte, baseOffset int64, leaderEpoch int32, section []byte, count int, now int64, opts BatchOptions) ([]byte, int, error) {
+	if count == 0 {
+		return dst, 0, ErrEmptyBatch
+	}
+	if baseOffset < 0 || !opts.Compression.valid() {
+		return dst, 0, fmt.Errorf("storage: cannot encode a batch at offset %d with compression %d", baseOffset, opts.Compression)
+	}
+	first, maxTs, err := checkSection(section, count, now)
+	if err != nil {
+		return dst, 0, fmt.Errorf("%w: %w", ErrCorruptBatch, err)
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, BatchHeaderSize)...)
+	out := dst
+	if opts.Compression != CompressionNone {
+		out = e.raw[:0]
+	}
+	outStart := len(out)
+	for p := 0; p < len(section); {
+		// checkSection has checked every length: this walk only reads.
+		length, n := varintAt(section, p)
+		body := section[p+n : p+n+int(length)]
+		p += n + int(length)
+		ts, n1 := varintAt(body, 1)
+		if ts == 0 {
+			ts = now
+		}
+		rest := body[1+n1:] // offset delta, key, value, headers
+		delta := ts - first
+		out = binary.AppendVarint(out, int64(1+varintLen(delta)+len(rest)))
+		out = append(out, body[0])
+		out = binary.AppendVarint(out, delta)
+		out = append(out, rest...)
+	}
+	rawSize := BatchHeaderSize + len(out) - outStart
+	if opts.Compression == CompressionNone {
+		dst = out
+	} else {
+		if cap(out) <= 4<<20 {
+			e.raw = out
+		}
+		if dst, err = compress(dst, opts.Compression, out); err != nil {
+			return dst[:start], 0, err
+		}
+	}
+	return e.finishHeader(dst, start, rawSize, baseOffset, leaderEpoch, count, first, maxTs, opts)
+}
+
+// checkSection checks the count records of section as DecodeSection does,
+// without decoding them, and returns the first and the largest of their
+// timestamps, a zero timestamp counting as now.
+func checkSection(section []byte, count int, now int64) (first, maxTs int64, err error) {
+	if count < 0 || count > len(section)/minRecordSize || count > math.MaxInt32 {
+		return 0, 0, fmt.Errorf("%w: %d records in %d bytes", ErrCorrupt, count, len(section))
+	}
+	var d recordDecoder
+	d.reset(section, BatchHeader{RecordCount: int32(count), LastOffsetDelta: int32(count - 1)})
+	for d.more() {
+		if _, err := d.next(false); err != nil {
+			return 0, 0, err
+		}
+		ts := d.ts
+		if ts == 0 {
+			ts = now
+		}
+		if d.n == 1 {
+			first, maxTs = ts, ts
+		}
+		maxTs = max(maxTs, ts)
+	}
+	if d.p != len(section) {
+		return 0, 0, d.corrupt("bytes after the last record")
+	}
+	return first, maxTs, nil
 }
