@@ -43,7 +43,7 @@ func (b *Broker) Collector() prometheus.Collector {
 		isr:          d("kairo_partition_isr", "In-sync replicas of a partition this broker leads.", pl...),
 		replicas:     d("kairo_partition_replicas", "Replicas of a partition this broker leads.", pl...),
 		under:        d("kairo_partition_under_replicated", "1 when a partition this broker leads has fewer in-sync replicas than replicas.", pl...),
-		bytesIn:      d("kairo_partition_bytes_in_total", "Key and value bytes produced to a partition this broker leads.", pl...),
+		bytesIn:      d("kairo_partition_bytes_in_total", "Bytes produced to a partition this broker leads: keys and values of records it encoded, the encoded records of those that came encoded (a Kafka producer's batch, records another broker passed on).", pl...),
 		recordsIn:    d("kairo_partition_records_in_total", "Records produced to a partition this broker leads.", pl...),
 		bytesOut:     d("kairo_partition_bytes_out_total", "Key and value bytes fetched by consumers.", pl...),
 		recordsOut:   d("kairo_partition_records_out_total", "Records fetched by consumers.", pl...),

@@ -237,16 +237,9 @@ func (b *Broker) appendLocal(ctx context.Context, args api.ProduceRequest, p int
 		r := &args.Records[i]
 		recs[j] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: storageHeaders(r.Headers)}
 	}
-	acks := replica.Acks(1)
-	if args.Acks == api.AcksAll {
-		acks = replica.AcksAll
-	}
 	batch := replica.Batch{Records: recs, Options: storage.BatchOptions{Compression: b.compression(args.Topic),
 		Producer: storageProducer(args.Producer)}}
-	res, err := b.replicas.ProduceBatch(ctx, args.Topic, p, batch, acks, args.Timeout)
-	if err != nil && b.lagging(err, args.Topic, p) && b.awaitLeader(ctx, args.Topic, p) {
-		res, err = b.replicas.ProduceBatch(ctx, args.Topic, p, batch, acks, args.Timeout)
-	}
+	res, err := b.writeLocal(ctx, args.Topic, p, batch, args.Acks, args.Timeout)
 	base := res.BaseOffset
 	var nl *replica.NotLeaderError
 	if errors.As(err, &nl) && nl.Leader >= 0 && nl.Leader != b.id && !IsForwarded(ctx) {
@@ -264,6 +257,21 @@ func (b *Broker) appendLocal(ctx context.Context, args api.ProduceRequest, p int
 		positions[i] = api.Position{Partition: p, Offset: base + int64(j), Err: err, Duplicate: res.Duplicate}
 	}
 	return err
+}
+
+// writeLocal appends batch to this broker's replica of topic-p, once
+// more after the replica has caught up with a leadership this broker's
+// metadata gave it first.
+func (b *Broker) writeLocal(ctx context.Context, topic string, p int32, batch replica.Batch, acks api.Acks, timeout time.Duration) (storage.AppendResult, error) {
+	a := replica.Acks(1)
+	if acks == api.AcksAll {
+		a = replica.AcksAll
+	}
+	res, err := b.replicas.ProduceBatch(ctx, topic, p, batch, a, timeout)
+	if err != nil && b.lagging(err, topic, p) && b.awaitLeader(ctx, topic, p) {
+		res, err = b.replicas.ProduceBatch(ctx, topic, p, batch, a, timeout)
+	}
+	return res, err
 }
 
 // compression is the codec of the batches an HTTP produce writes to

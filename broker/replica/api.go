@@ -20,11 +20,15 @@ func (m *Manager) Produce(ctx context.Context, topic string, partition int32, re
 
 // Batch is what one produce appends to one partition: records, written as
 // one batch as Options say (compressed, stamped with an idempotent
-// producer), or a batch a Kafka producer encoded, stored as it came after
-// storage's checks with only its base offset and leader epoch set
-// (storage.Log.AppendBatch; it is changed in place).
+// producer), either decoded (Records) or as the Count records of a records
+// section another broker passed on (Section, storage.RecordSet), or a
+// batch a Kafka producer encoded, stored as it came after storage's checks
+// with only its base offset and leader epoch set (storage.Log.AppendBatch;
+// it is changed in place).
 type Batch struct {
 	Records []storage.Record
+	Section []byte
+	Count   int
 	Options storage.BatchOptions
 	Encoded []byte
 }

@@ -116,9 +116,7 @@ func (p *partition) writeGroup(group []*appendRequest) {
 		if r.res.Duplicate {
 			continue // a producer's retry: nothing was written
 		}
-		if r.batch.Encoded != nil {
-			bytesIn += int64(len(r.batch.Encoded))
-		}
+		bytesIn += int64(len(r.batch.Encoded) + len(r.batch.Section))
 		for _, rec := range r.batch.Records {
 			bytesIn += int64(len(rec.Key) + len(rec.Value))
 		}
@@ -148,7 +146,8 @@ func (p *partition) appendInOrder(group []*appendRequest, epoch int32) ([]storag
 		j := i
 		var sets []storage.RecordSet
 		for ; j < len(group) && group[j].batch.Encoded == nil; j++ {
-			sets = append(sets, storage.RecordSet{Records: group[j].batch.Records, Options: group[j].batch.Options})
+			b := &group[j].batch
+			sets = append(sets, storage.RecordSet{Records: b.Records, Section: b.Section, Count: b.Count, Options: b.Options})
 		}
 		res, es := p.log.AppendMany(sets, epoch)
 		copy(results[i:j], res)

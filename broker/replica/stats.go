@@ -10,7 +10,9 @@ import (
 // while the broker runs.
 type PartitionStats struct {
 	PartitionInfo
-	// Produced to this replica as leader (keys and values, not framing).
+	// Produced to this replica as leader: keys and values of decoded
+	// records; of records that came encoded (a Kafka producer's batch,
+	// the records another broker passed on), their encoding.
 	BytesIn, RecordsIn int64
 	// Delivered to consumers.
 	BytesOut, RecordsOut int64
