@@ -46,15 +46,23 @@ func TestConsumersStartingTogetherFormOneGeneration(t *testing.T) {
 			}
 		}()
 	}
+	// The group is settled once the broker shows it stable with every
+	// partition assigned and every consumer has been told its first
+	// assignment (a consumer learns it from its SyncGroup answer, just
+	// after the broker shows the group stable).
 	var d *api.GroupDescription
 	for {
 		if ctx.Err() != nil {
-			t.Fatalf("the group never settled with three members: %+v", d)
+			mu.Lock()
+			t.Fatalf("the group never settled with three members: %+v; first assignments %v", d, firstAssigned)
 		}
 		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		told := len(firstAssigned)
+		mu.Unlock()
 		var err error
 		if d, err = c.Client(0).DescribeGroup(ctx, group, topic); err == nil &&
-			len(d.Members) == 3 && d.State == "Stable" && len(assignedOnce(t, d)) == 3 {
+			len(d.Members) == 3 && d.State == "Stable" && len(assignedOnce(t, d)) == 3 && told == 3 {
 			break
 		}
 	}
