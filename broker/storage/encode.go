@@ -56,18 +56,32 @@ func (e *batchEncoder) encode(dst []byte, baseOffset int64, leaderEpoch int32, r
 	maxTs := first
 	start := len(dst)
 	dst = append(dst, make([]byte, BatchHeaderSize)...)
-	// Uncompressed records go straight behind the header; compressed ones
-	// are encoded aside first.
-	section := dst
-	if opts.Compression != CompressionNone {
-		section = e.raw[:0]
-	}
+	section := e.recordsBuffer(dst, opts)
 	sectionStart := len(section)
 	for i := range records {
 		t := ts(&records[i])
 		maxTs = max(maxTs, t)
 		section = appendRecord(section, &records[i], t-first, int64(i))
 	}
+	return e.finish(dst, start, section, sectionStart, baseOffset, leaderEpoch, len(records), first, maxTs, opts)
+}
+
+// recordsBuffer is where the records of the batch whose header was just
+// appended to dst are encoded: uncompressed, straight behind the header;
+// compressed, aside first.
+func (e *batchEncoder) recordsBuffer(dst []byte, opts BatchOptions) []byte {
+	if opts.Compression != CompressionNone {
+		return e.raw[:0]
+	}
+	return dst
+}
+
+// finish completes the batch at dst[start:] whose count records were
+// encoded into section from sectionStart on (recordsBuffer): it
+// compresses them behind the header if opts asks, then fills in the
+// header. It returns dst and the batch's size uncompressed, or dst[:start]
+// and an error.
+func (e *batchEncoder) finish(dst []byte, start int, section []byte, sectionStart int, baseOffset int64, leaderEpoch int32, count int, first, maxTs int64, opts BatchOptions) ([]byte, int, error) {
 	rawSize := BatchHeaderSize + len(section) - sectionStart
 	if opts.Compression == CompressionNone {
 		dst = section
@@ -80,7 +94,7 @@ func (e *batchEncoder) encode(dst []byte, baseOffset int64, leaderEpoch int32, r
 			return dst[:start], 0, err
 		}
 	}
-	return e.finishHeader(dst, start, rawSize, baseOffset, leaderEpoch, len(records), first, maxTs, opts)
+	return e.finishHeader(dst, start, rawSize, baseOffset, leaderEpoch, count, first, maxTs, opts)
 }
 
 // finishHeader fills in the header of the batch at dst[start:], whose

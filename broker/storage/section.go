@@ -76,10 +76,7 @@ func (e *batchEncoder) encodeSection(dst []byte, baseOffset int64, leaderEpoch i
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, BatchHeaderSize)...)
-	out := dst
-	if opts.Compression != CompressionNone {
-		out = e.raw[:0]
-	}
+	out := e.recordsBuffer(dst, opts)
 	outStart := len(out)
 	for p := 0; p < len(section); {
 		// checkSection has checked every length: this walk only reads.
@@ -97,18 +94,7 @@ func (e *batchEncoder) encodeSection(dst []byte, baseOffset int64, leaderEpoch i
 		out = binary.AppendVarint(out, delta)
 		out = append(out, rest...)
 	}
-	rawSize := BatchHeaderSize + len(out) - outStart
-	if opts.Compression == CompressionNone {
-		dst = out
-	} else {
-		if cap(out) <= 4<<20 {
-			e.raw = out
-		}
-		if dst, err = compress(dst, opts.Compression, out); err != nil {
-			return dst[:start], 0, err
-		}
-	}
-	return e.finishHeader(dst, start, rawSize, baseOffset, leaderEpoch, count, first, maxTs, opts)
+	return e.finish(dst, start, out, outStart, baseOffset, leaderEpoch, count, first, maxTs, opts)
 }
 
 // checkSection checks the count records of section as DecodeSection does,
