@@ -62,7 +62,7 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 		}
 		var req Req
 		enc := encodingOf(r.Header.Get("Content-Type"))
-		body, err := readBody(http.MaxBytesReader(w, r.Body, MaxRequestBytes), r.ContentLength, MaxRequestBytes)
+		body, err := requestBody(w, r)
 		if err == nil {
 			err = decodeMessage(body, enc, &req)
 		}
@@ -77,6 +77,15 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 		}
 		writeResult(w, &resp, enc == encBinary)
 	})
+}
+
+// requestBody is a request's body, up to MaxRequestBytes: a stream
+// call's frame as it is, or read from HTTP.
+func requestBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if fb, ok := r.Body.(*frameBody); ok && fb.Len() == len(fb.b) && len(fb.b) <= MaxRequestBytes {
+		return fb.b, nil
+	}
+	return readBody(http.MaxBytesReader(w, r.Body, MaxRequestBytes), r.ContentLength, MaxRequestBytes)
 }
 
 // ServeHTTP checks the cluster secret, then routes.

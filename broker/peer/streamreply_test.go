@@ -2,6 +2,7 @@ package peer
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"runtime"
 	"testing"
@@ -31,5 +32,34 @@ func TestStreamReplyKeepsTheEncodedBody(t *testing.T) {
 	}
 	if w.statusCode() != http.StatusOK || got.HighWatermark != 7 || !bytes.Equal(got.Batches, resp.Batches) {
 		t.Errorf("reply = %d, high watermark %d, %d bytes of batches", w.statusCode(), got.HighWatermark, len(got.Batches))
+	}
+}
+
+// TestStreamCallPayloadIsTheFrames: a call served over a stream hands its
+// handler the payload where the frame was read (a forwarded produce's
+// records), not a copy of the frame's body.
+func TestStreamCallPayloadIsTheFrames(t *testing.T) {
+	secret := testSecret(t, "stream-call-secret-0123456789abcdef")
+	m := NewMux(secret, nil)
+	var got []byte
+	Handle(m, opPayload, func(_ context.Context, req payloadReq) (batchResp, error) {
+		got = req.Records
+		return batchResp{}, nil
+	})
+	s := NewStreamServer(secret, m, nil)
+	records := bytes.Repeat([]byte{'r'}, 1<<20)
+	msg, err := encodeMessage(&payloadReq{Count: 1, Records: records}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := msg.bytes()
+	call := streamCall{kind: frameCall, op: opPayload.name, enc: msg.enc, body: body}
+	w := &replyRecorder{header: http.Header{}}
+	s.next.ServeHTTP(w, s.request(context.Background(), &serverStream{remote: "127.0.0.1:1"}, call))
+	if w.statusCode() != http.StatusOK || !bytes.Equal(got, records) {
+		t.Fatalf("reply %d, handler got %d bytes of records", w.statusCode(), len(got))
+	}
+	if &got[len(got)-1] != &body[len(body)-1] {
+		t.Error("the handler's payload is a copy of the call's frame")
 	}
 }

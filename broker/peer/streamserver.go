@@ -216,9 +216,19 @@ func (s *StreamServer) request(ctx context.Context, st *serverStream, c streamCa
 	path := PathPrefix + c.op
 	r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}, RequestURI: path,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h,
-		Body: io.NopCloser(bytes.NewReader(c.body)), ContentLength: int64(len(c.body)), RemoteAddr: st.remote}
+		Body: &frameBody{Reader: bytes.NewReader(c.body), b: c.body}, ContentLength: int64(len(c.body)), RemoteAddr: st.remote}
 	return r.WithContext(ctx)
 }
+
+// frameBody is a call's body, read from its frame: Handle takes its bytes
+// as they are rather than copying them into a buffer of their own (the
+// frame was read into a buffer of its own, which nothing else holds).
+type frameBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (*frameBody) Close() error { return nil }
 
 // The header values of calls' requests.
 var (
