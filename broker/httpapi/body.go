@@ -92,35 +92,50 @@ func (s *Server) readBody(r *http.Request) ([]byte, *api.Error) {
 	}
 	// The buffer doubles as bytes arrive, up to the announced length when
 	// there is one (the old and the new buffer are charged during a copy).
+	// Buffers come from bodies, and are charged at their size.
 	limit := s.opts.MaxBodyBytes + 1 // one more, so an overlong body is seen
 	if r.ContentLength > 0 {
 		limit = r.ContentLength + 1 // one more, to see a body longer than announced
 	}
 	var buf []byte
 	for {
-		if len(buf) == cap(buf) {
-			grown := int64(min(max(2*cap(buf), firstBodyBuffer), int(limit)))
-			if err := acct.Charge(pool, grown); err != nil {
+		room := int(min(int64(cap(buf)), limit))
+		if len(buf) == room {
+			if int64(len(buf)) >= limit {
+				bodies.put(buf)
+				return nil, api.Errorf(api.CodeBodyTooLarge, "request body is larger than %d bytes", s.opts.MaxBodyBytes)
+			}
+			next := bodies.get(int(min(int64(max(2*len(buf), firstBodyBuffer)), limit)))
+			if err := acct.Charge(pool, int64(cap(next))); err != nil {
+				bodies.put(next)
+				bodies.put(buf)
 				e, _ := core.AsAPIError(err)
 				return nil, e
 			}
-			next := make([]byte, len(buf), grown)
-			copy(next, buf)
+			next = append(next, buf...)
 			acct.Return(pool, int64(cap(buf)))
+			bodies.put(buf)
 			buf = next
+			room = int(min(int64(cap(buf)), limit))
 		}
-		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		n, err := r.Body.Read(buf[len(buf):room])
 		buf = buf[:len(buf)+n]
+		var failed *api.Error
 		switch {
 		case err == io.EOF:
 			if r.ContentLength > 0 && int64(len(buf)) != r.ContentLength {
-				return nil, api.Errorf(api.CodeInvalidJSON, "reading request body: %d bytes where Content-Length announced %d", len(buf), r.ContentLength)
+				failed = api.Errorf(api.CodeInvalidJSON, "reading request body: %d bytes where Content-Length announced %d", len(buf), r.ContentLength)
+				break
 			}
 			return buf, nil
 		case err != nil:
-			return nil, bodyError(err)
+			failed = bodyError(err)
 		case r.ContentLength > 0 && int64(len(buf)) > r.ContentLength:
-			return nil, api.Errorf(api.CodeInvalidJSON, "reading request body: body longer than its Content-Length")
+			failed = api.Errorf(api.CodeInvalidJSON, "reading request body: body longer than its Content-Length")
+		}
+		if failed != nil {
+			bodies.put(buf)
+			return nil, failed
 		}
 	}
 }

@@ -38,7 +38,7 @@ type produceBody struct {
 }
 
 func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
-	body, cerr := s.decodeProduce(r)
+	raw, body, cerr := s.decodeProduce(r)
 	if cerr != nil {
 		s.writeError(w, r, cerr)
 		return
@@ -62,6 +62,11 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
 	*buf = appendProduceResponse((*buf)[:0], args.Topic, positions, batch)
 	writeRaw(w, http.StatusOK, *buf)
 	putBuf(buf)
+	// Every record is stored: the log holds its own copy of each, and no
+	// part of the broker still reads the body the records share. A failed
+	// produce keeps its body to the collector, as a record given up on may
+	// still be on its way (a forward in flight, a group commit).
+	bodies.put(raw)
 }
 
 // countProduced adds the stored records to the produce metrics.
@@ -170,23 +175,22 @@ const maxProduceRecords = 100_000
 // decodeProduce reads a produce body, counts its records and charges what
 // decoding them takes, then decodes it, trying the reflection-free parser
 // for the common shapes first.
-func (s *Server) decodeProduce(r *http.Request) (produceBody, *api.Error) {
-	var body produceBody
-	raw, cerr := s.readBody(r)
+func (s *Server) decodeProduce(r *http.Request) (raw []byte, body produceBody, cerr *api.Error) {
+	raw, cerr = s.readBody(r)
 	if cerr != nil {
-		return body, cerr
+		return nil, body, cerr
 	}
 	shape := scanShape(raw)
 	if shape.records > maxProduceRecords {
-		return body, api.Errorf(api.CodeBodyTooLarge, "the request carries %d records; a produce request carries at most %d", shape.records, maxProduceRecords)
+		return nil, body, api.Errorf(api.CodeBodyTooLarge, "the request carries %d records; a produce request carries at most %d", shape.records, maxProduceRecords)
 	}
 	if cerr := s.chargeDecoding(r, raw, shape); cerr != nil {
-		return body, cerr
+		return nil, body, cerr
 	}
 	if fast, ok := fastProduce(raw, shape.records); ok {
-		return fast, nil
+		return raw, fast, nil
 	}
-	return body, decodeJSON(raw, &body)
+	return raw, body, decodeJSON(raw, &body)
 }
 
 // toArgs checks the request's shape and decodes its records. batch reports a
