@@ -102,19 +102,19 @@ func (s *Server) readBody(r *http.Request) ([]byte, *api.Error) {
 		room := int(min(int64(cap(buf)), limit))
 		if len(buf) == room {
 			if int64(len(buf)) >= limit {
-				bodies.put(buf)
+				bodies.Put(buf)
 				return nil, api.Errorf(api.CodeBodyTooLarge, "request body is larger than %d bytes", s.opts.MaxBodyBytes)
 			}
-			next := bodies.get(int(min(int64(max(2*len(buf), firstBodyBuffer)), limit)))
+			next := bodies.Get(int(min(int64(max(2*len(buf), firstBodyBuffer)), limit)))
 			if err := acct.Charge(pool, int64(cap(next))); err != nil {
-				bodies.put(next)
-				bodies.put(buf)
+				bodies.Put(next)
+				bodies.Put(buf)
 				e, _ := core.AsAPIError(err)
 				return nil, e
 			}
 			next = append(next, buf...)
 			acct.Return(pool, int64(cap(buf)))
-			bodies.put(buf)
+			bodies.Put(buf)
 			buf = next
 			room = int(min(int64(cap(buf)), limit))
 		}
@@ -134,7 +134,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, *api.Error) {
 			failed = api.Errorf(api.CodeInvalidJSON, "reading request body: body longer than its Content-Length")
 		}
 		if failed != nil {
-			bodies.put(buf)
+			bodies.Put(buf)
 			return nil, failed
 		}
 	}

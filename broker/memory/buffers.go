@@ -1,0 +1,54 @@
+package memory
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// Buffers keeps byte buffers for reuse, by size class: powers of two from
+// 4 KiB to 16 MiB. The brokers' largest buffers each live for one request
+// (a produce's body, the records passed on to their leader), and fresh
+// ones cost zeroing and faulting in as many bytes again every time; a
+// buffer given back once nothing points into it costs neither.
+//
+// Buffers only keeps memory: a buffer's bytes are charged to a Pool by the
+// request that holds it, like any other.
+type Buffers struct {
+	classes [bufferClasses]sync.Pool // of *[]byte, each of its class's size
+}
+
+const (
+	firstBufferClass = 12 // 4 KiB
+	bufferClasses    = 13 // 4 KiB up to 16 MiB
+)
+
+// bufferClass is the class of the smallest buffers that hold n bytes; a
+// class beyond the last means buffers of that size are not kept.
+func bufferClass(n int) int {
+	return max(bits.Len(uint(n-1)), firstBufferClass) - firstBufferClass
+}
+
+// Get returns an empty buffer of at least n bytes: its class's size, or
+// n when that class is not kept.
+func (p *Buffers) Get(n int) []byte {
+	c := bufferClass(n)
+	if c >= bufferClasses {
+		return make([]byte, 0, n)
+	}
+	if b, ok := p.classes[c].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 1<<(firstBufferClass+c))
+}
+
+// Put keeps b for a later Get. The caller must not use b, or anything
+// that shares its memory, again. A buffer Get did not hand out (its
+// capacity is not a class's size) is left to the collector.
+func (p *Buffers) Put(b []byte) {
+	c := bufferClass(cap(b))
+	if c >= bufferClasses || cap(b) != 1<<(firstBufferClass+c) {
+		return
+	}
+	b = b[:0]
+	p.classes[c].Put(&b)
+}

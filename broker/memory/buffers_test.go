@@ -1,0 +1,28 @@
+package memory
+
+import "testing"
+
+// TestBuffersByClass: Get hands out a buffer of its class's size, Put
+// keeps only buffers Get hands out, and sizes beyond the last class are
+// made to measure and never kept.
+func TestBuffersByClass(t *testing.T) {
+	var p Buffers
+	for _, c := range []struct{ n, cap int }{
+		{1, 4 << 10}, {4 << 10, 4 << 10}, {4<<10 + 1, 8 << 10},
+		{230_001, 256 << 10}, {16 << 20, 16 << 20}, {16<<20 + 1, 16<<20 + 1},
+	} {
+		if b := p.Get(c.n); len(b) != 0 || cap(b) != c.cap {
+			t.Errorf("Get(%d): len %d cap %d, want 0 and %d", c.n, len(b), cap(b), c.cap)
+		}
+	}
+	kept := p.Get(100 << 10)
+	kept = append(kept, "kept"...)
+	p.Put(kept)
+	p.Put(make([]byte, 100<<10)) // not a class's size: dropped
+	// sync.Pool may drop what it was given, never hand out a wrong size.
+	for range 4 {
+		if b := p.Get(65<<10 + 1); len(b) != 0 || cap(b) != 128<<10 {
+			t.Fatalf("Get after Put: len %d cap %d", len(b), cap(b))
+		}
+	}
+}
