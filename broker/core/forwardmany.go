@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/memory"
 	"github.com/kairolog/kairolog/broker/peer"
 )
 
@@ -92,6 +93,11 @@ type producedPart struct {
 	Error  *api.ErrorBody `json:"error,omitempty"`
 }
 
+// forwardedSections are the buffers of records passed on to their leader
+// as records sections: given back once the leader has answered the
+// request that carried them (send).
+var forwardedSections memory.Buffers
+
 // produceForwarder sends the produces this broker passes on, coalesced
 // per leader.
 type produceForwarder struct {
@@ -132,7 +138,7 @@ func (f *produceForwarder) produce(ctx context.Context, addr string, epoch int32
 	if req.Producer != nil {
 		return produceAt(ctx, f.client, addr, epoch, req, p)
 	}
-	records := encodeForwardedRecords(req.Records)
+	records := encodeForwardedRecords(forwardedSections.Get(forwardedSize(req.Records)), req.Records)
 	pp := &pendingProduce{ctx: ctx, req: req, records: records, done: make(chan struct{}),
 		part: forwardedPart{Topic: req.Topic, Partition: p, Epoch: epoch, Acks: req.Acks, Timeout: req.Timeout,
 			Count: len(req.Records), Bytes: len(records)}}
@@ -244,6 +250,12 @@ func (b *Broker) rerouteMovedForwards(ctx context.Context) {
 // send runs batch as one request and gives each produce its outcome.
 func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
 	req := forwardedProduces{Produces: make([]forwardedPart, len(batch)), records: joinRecords(batch)}
+	if len(batch) > 1 {
+		for _, pp := range batch {
+			forwardedSections.Put(pp.records) // copied into the request's
+			pp.records = nil
+		}
+	}
 	var longest time.Duration
 	for i, pp := range batch {
 		req.Produces[i] = pp.part
@@ -252,6 +264,12 @@ func (f *produceForwarder) send(addr string, batch []*pendingProduce) {
 	ctx, cancel := context.WithTimeout(f.ctx, longest+forwardSlack)
 	defer cancel()
 	resp, err := peer.Call(ctx, f.client, addr, opProduceMany, req, peer.Forwarded())
+	if err == nil {
+		// The leader answered, so it read the whole request: the records
+		// were sent and are no longer read. Anything else may leave them
+		// still on their way out.
+		forwardedSections.Put(req.records)
+	}
 	if api.IsCode(err, api.CodeNotFound) {
 		// A leader of an earlier version (a rolling upgrade).
 		var wg sync.WaitGroup
@@ -287,7 +305,7 @@ func joinRecords(batch []*pendingProduce) []byte {
 	for _, pp := range batch {
 		size += len(pp.records)
 	}
-	records := make([]byte, 0, size)
+	records := forwardedSections.Get(size)
 	for _, pp := range batch {
 		records = append(records, pp.records...)
 	}

@@ -51,7 +51,7 @@ func newStandInLeader(t *testing.T, secret peer.Secret, many bool) (*standInLead
 	peer.Handle(l.mux, opProduceRecords, func(_ context.Context, f forwardedProduce) (producedRuns, error) { return store(f) })
 	peer.Handle(l.mux, opProduce, func(_ context.Context, req api.ProduceRequest) (producedPositions, error) {
 		runs, err := store(forwardedProduce{Topic: req.Topic, Partition: req.Records[0].Partition, Count: len(req.Records),
-			records: encodeForwardedRecords(req.Records)})
+			records: encodeForwardedRecords(nil, req.Records)})
 		if err != nil {
 			return producedPositions{}, err
 		}

@@ -66,7 +66,7 @@ type positionRun struct {
 // record's position.
 func produceAt(ctx context.Context, c *peer.Client, addr string, epoch int32, req api.ProduceRequest, p int32) ([]api.RecordPosition, error) {
 	f := forwardedProduce{Topic: req.Topic, Partition: p, Acks: req.Acks, Timeout: req.Timeout, Producer: req.Producer,
-		Count: len(req.Records), records: encodeForwardedRecords(req.Records)}
+		Count: len(req.Records), records: encodeForwardedRecords(make([]byte, 0, forwardedSize(req.Records)), req.Records)}
 	runs, err := peer.Call(ctx, c, addr, opProduceRecords, f, peer.ForwardedAt(epoch))
 	if api.IsCode(err, api.CodeNotFound) {
 		// A leader of an earlier version (a rolling upgrade).
@@ -148,21 +148,31 @@ func (b *Broker) appendSection(ctx context.Context, t *metadata.Topic, f forward
 	return producedRuns{Runs: []positionRun{run}}, nil
 }
 
-// encodeForwardedRecords encodes records as a records section
+// encodeForwardedRecords appends records to dst as a records section
 // (storage.AppendSection): each a Kafka record whose timestamp delta holds
 // the record's timestamp (0: the leader's clock) and whose offset delta is
 // its index.
-func encodeForwardedRecords(records []api.ProduceRecord) []byte {
+func encodeForwardedRecords(dst []byte, records []api.ProduceRecord) []byte {
+	for i := range records {
+		r := &records[i]
+		rec := storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: storageHeaders(r.Headers)}
+		dst = storage.AppendSectionRecord(dst, &rec, i)
+	}
+	return dst
+}
+
+// forwardedSize is about the bytes of records as a records section: a
+// buffer of this size seldom grows.
+func forwardedSize(records []api.ProduceRecord) int {
 	size := 0
-	recs := make([]storage.Record, len(records))
-	for i, r := range records {
+	for i := range records {
+		r := &records[i]
 		size += len(r.Key) + len(r.Value) + 24
 		for _, h := range r.Headers {
 			size += len(h.Key) + len(h.Value) + 10
 		}
-		recs[i] = storage.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: storageHeaders(r.Headers)}
 	}
-	return storage.AppendSection(make([]byte, 0, size), recs)
+	return size
 }
 
 // decodeForwardedRecords decodes count records of partition from b. Keys

@@ -42,7 +42,7 @@ func TestForwardedRecordsRoundTrip(t *testing.T) {
 				r.Partition = 5
 				want[i] = r
 			}
-			got, err := decodeForwardedRecords(encodeForwardedRecords(tt.records), len(tt.records), 5)
+			got, err := decodeForwardedRecords(encodeForwardedRecords(nil, tt.records), len(tt.records), 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestForwardedRecordsRoundTrip(t *testing.T) {
 // more or fewer records than announced, or bytes after its last record is
 // refused, never read past.
 func TestForwardedRecordsRefuseMalformed(t *testing.T) {
-	two := encodeForwardedRecords([]api.ProduceRecord{{Value: []byte("one")}, {Key: []byte("k"), Value: []byte("two")}})
+	two := encodeForwardedRecords(nil, []api.ProduceRecord{{Value: []byte("one")}, {Key: []byte("k"), Value: []byte("two")}})
 	tests := []struct {
 		name    string
 		payload []byte
@@ -86,7 +86,7 @@ func TestForwardedRecordsRefuseMalformed(t *testing.T) {
 // with an error or into records that encode back to the same bytes' worth
 // of records, never a panic.
 func FuzzDecodeForwardedRecords(f *testing.F) {
-	f.Add(encodeForwardedRecords([]api.ProduceRecord{{Value: []byte("v")}, {Key: []byte("k"), Headers: []api.Header{{Key: "h"}}}}), 2)
+	f.Add(encodeForwardedRecords(nil, []api.ProduceRecord{{Value: []byte("v")}, {Key: []byte("k"), Headers: []api.Header{{Key: "h"}}}}), 2)
 	f.Add([]byte{}, 0)
 	f.Add([]byte{0x0e, 0, 0, 0, 1, 0, 0}, 1)
 	f.Fuzz(func(t *testing.T, payload []byte, count int) {
@@ -94,7 +94,7 @@ func FuzzDecodeForwardedRecords(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := decodeForwardedRecords(encodeForwardedRecords(got), len(got), 1)
+		again, err := decodeForwardedRecords(encodeForwardedRecords(nil, got), len(got), 1)
 		if err != nil || !reflect.DeepEqual(again, got) {
 			t.Fatalf("decoded %+v, then %+v, %v", got, again, err)
 		}

@@ -312,9 +312,17 @@ type producedPositions struct {
 // leader's answer for each record.
 func (b *Broker) proxyProduce(ctx context.Context, args api.ProduceRequest, p, leader, epoch int32, idx []int, positions []api.Position) error {
 	req := api.ProduceRequest{Topic: args.Topic, Acks: args.Acks, Timeout: args.Timeout, Producer: args.Producer,
-		Records: make([]api.ProduceRecord, len(idx))}
-	for j, i := range idx {
-		req.Records[j] = args.Records[i]
+		Records: args.Records}
+	if len(idx) < len(args.Records) {
+		// Records of several partitions: this one's, on their own.
+		req.Records = make([]api.ProduceRecord, len(idx))
+		for j, i := range idx {
+			req.Records[j] = args.Records[i]
+		}
+	}
+	for j := range req.Records {
+		// Every record of the request goes to p (a batch of keyless
+		// records, one partition's records): they are this request's.
 		req.Records[j].Partition = p
 	}
 	addr, err := b.peerAddress(leader)

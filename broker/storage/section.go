@@ -16,9 +16,15 @@ import (
 // AppendSection appends recs to dst as a records section.
 func AppendSection(dst []byte, recs []Record) []byte {
 	for i := range recs {
-		dst = appendRecord(dst, &recs[i], recs[i].Timestamp, int64(i))
+		dst = AppendSectionRecord(dst, &recs[i], i)
 	}
 	return dst
+}
+
+// AppendSectionRecord appends r to dst as record index of a records
+// section, for a caller that holds its records in another form.
+func AppendSectionRecord(dst []byte, r *Record, index int) []byte {
+	return appendRecord(dst, r, r.Timestamp, int64(index))
 }
 
 // DecodeSection decodes the count records of a section AppendSection
