@@ -79,6 +79,13 @@ func Handle[Req, Resp any](m *Mux, op Op[Req, Resp], h func(ctx context.Context,
 	})
 }
 
+// PayloadReleaser is a reply whose payload is a buffer to be given back
+// once the reply is written (a replica fetch's reads): Handle calls
+// ReleasePeerPayload when the payload is no longer read.
+type PayloadReleaser interface {
+	ReleasePeerPayload()
+}
+
 // requestBody is a request's body, up to MaxRequestBytes: a stream
 // call's frame as it is, or read from HTTP.
 func requestBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -150,8 +157,13 @@ func writeError(w http.ResponseWriter, e *api.Error) {
 // call came in binary) and it has one, otherwise JSON, or a frame when it
 // carries a Payload.
 func writeResult(w http.ResponseWriter, resp any, binaryOK bool) {
+	release := func() {}
+	if r, ok := resp.(PayloadReleaser); ok {
+		release = r.ReleasePeerPayload
+	}
 	out, err := encodeMessage(resp, binaryOK)
 	if err != nil {
+		release()
 		writeError(w, api.Errorf(api.CodeInternal, "encode reply: %v", err))
 		return
 	}
@@ -159,10 +171,12 @@ func writeResult(w http.ResponseWriter, resp any, binaryOK bool) {
 	w.Header().Set("Content-Length", strconv.Itoa(out.len()))
 	if r, ok := w.(*replyRecorder); ok {
 		r.take(out) // a stream's reply: written as it is, not copied again
+		r.sent = release
 		return
 	}
 	_, _ = w.Write(out.head)
-	_, _ = w.Write(out.tail)
+	_, _ = w.Write(out.tail) // a Write keeps no part of what it is given
+	release()
 }
 
 // frameError is a malformed frame from a peer, request or reply.

@@ -191,6 +191,7 @@ type frameWriter struct {
 
 	mu      sync.Mutex
 	queue   net.Buffers
+	written []func() // of the queued frames, called once they are out
 	writing bool
 	err     error
 }
@@ -200,9 +201,19 @@ type frameWriter struct {
 // writer writes it next. The error is that of a write this call made:
 // the caller closes the connection, and whoever reads it sees the end.
 func (w *frameWriter) write(header []byte, body ...[]byte) error {
+	return w.writeThen(nil, header, body...)
+}
+
+// writeThen is write, then calls written (when not nil) once the frame's
+// bytes are no longer read: written to the connection, or dropped when
+// the connection failed first.
+func (w *frameWriter) writeThen(written func(), header []byte, body ...[]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
+		if written != nil {
+			written()
+		}
 		return w.err
 	}
 	w.queue = append(w.queue, header)
@@ -211,21 +222,30 @@ func (w *frameWriter) write(header []byte, body ...[]byte) error {
 			w.queue = append(w.queue, b)
 		}
 	}
+	if written != nil {
+		w.written = append(w.written, written)
+	}
 	if w.writing {
 		return nil
 	}
 	w.writing = true
 	for len(w.queue) > 0 && w.err == nil {
-		q := w.queue
-		w.queue = nil
+		q, done := w.queue, w.written
+		w.queue, w.written = nil, nil
 		w.mu.Unlock()
 		_ = w.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		_, err := q.WriteTo(w.conn)
+		for _, f := range done {
+			f()
+		}
 		w.mu.Lock()
 		if err != nil {
 			w.err = fmt.Errorf("write stream frame: %w", err)
 		}
 	}
-	w.writing, w.queue = false, nil
+	for _, f := range w.written { // queued behind a failed write: never sent
+		f()
+	}
+	w.writing, w.queue, w.written = false, nil, nil
 	return w.err
 }

@@ -1,11 +1,14 @@
 package peer
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // TestStreamReplyKeepsTheEncodedBody: a reply served over a stream is
@@ -61,5 +64,59 @@ func TestStreamCallPayloadIsTheFrames(t *testing.T) {
 	}
 	if &got[len(got)-1] != &body[len(body)-1] {
 		t.Error("the handler's payload is a copy of the call's frame")
+	}
+}
+
+// releasedReply is a reply whose payload is given back once written.
+type releasedReply struct {
+	batchResp
+	released chan struct{}
+}
+
+func (r *releasedReply) ReleasePeerPayload() { close(r.released) }
+
+// TestStreamReplyPayloadReleasedOnceWritten: a reply's payload is given
+// back (PayloadReleaser) only once its frame is written to the stream,
+// not when the handler returns: until then the frame writer reads it.
+func TestStreamReplyPayloadReleasedOnceWritten(t *testing.T) {
+	secret := testSecret(t, "stream-release-secret-0123456789abcdef")
+	m := NewMux(secret, nil)
+	released := make(chan struct{})
+	opRelease := NewOp[echoReq, releasedReply]("test/release")
+	Handle(m, opRelease, func(context.Context, echoReq) (releasedReply, error) {
+		return releasedReply{batchResp: batchResp{Batches: bytes.Repeat([]byte{'b'}, 64<<10)}, released: released}, nil
+	})
+	s := NewStreamServer(secret, m, nil)
+	server, client := net.Pipe()
+	defer client.Close()
+	st := &serverStream{conn: server, remote: "pipe", out: frameWriter{conn: server}, calls: map[uint64]context.CancelFunc{}}
+	msg, err := encodeMessage(&echoReq{Text: "x"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.dispatch(context.Background(), st, streamCall{kind: frameCall, id: 1, op: opRelease.name, enc: msg.enc, body: msg.bytes()})
+	}()
+	// The pipe holds the frame until it is read: the payload is still
+	// being written.
+	select {
+	case <-released:
+		t.Fatal("the payload was released before its frame was written")
+	case <-time.After(100 * time.Millisecond):
+	}
+	frame, err := readFrame(bufio.NewReader(client), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the payload was not released once its frame was written")
+	}
+	if !bytes.HasSuffix(frame, bytes.Repeat([]byte{'b'}, 64<<10)) {
+		t.Error("the frame does not end in the payload")
 	}
 }

@@ -196,7 +196,7 @@ func (s *StreamServer) dispatch(ctx context.Context, st *serverStream, c streamC
 	w := &replyRecorder{header: http.Header{}}
 	s.next.ServeHTTP(w, s.request(ctx, st, c))
 	header := replyFrame(c.id, w.statusCode(), encodingOf(w.header.Get("Content-Type")), len(w.body)+len(w.tail))
-	if err := st.out.write(header, w.body, w.tail); err != nil {
+	if err := st.out.writeThen(w.sent, header, w.body, w.tail); err != nil {
 		st.conn.Close()
 	}
 }
@@ -242,6 +242,9 @@ type replyRecorder struct {
 	header     http.Header
 	status     int
 	body, tail []byte
+	// sent, when not nil, is called once the reply frame is out: its
+	// payload is then no longer read (PayloadReleaser).
+	sent func()
 }
 
 func (w *replyRecorder) Header() http.Header { return w.header }
