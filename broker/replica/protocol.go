@@ -106,10 +106,16 @@ type sessionReply struct {
 	// Batches are the partitions' batches back to back, in the order of
 	// Partitions, each entry saying how many bytes are its own.
 	Batches []byte `json:"-"`
+	// reads are the buffers Batches were read into, on the leader.
+	reads *readBuffers
 }
 
 func (r *sessionReply) PeerPayload() []byte     { return r.Batches }
 func (r *sessionReply) SetPeerPayload(b []byte) { r.Batches = b }
+
+// ReleasePeerPayload gives the buffers Batches were read into back, once
+// the reply is written.
+func (r *sessionReply) ReleasePeerPayload() { r.reads.release() }
 
 type sessionPartitionReply struct {
 	Topic     string `json:"topic"`

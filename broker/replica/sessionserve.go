@@ -161,7 +161,7 @@ func (m *Manager) park(ctx context.Context, s *leaderSession, epoch int32, deadl
 // partition still pending when the wait expired is answered with its
 // error. A partition left with nothing more to say is settled.
 func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int) sessionReply {
-	out := sessionReply{SessionID: s.id}
+	out := sessionReply{SessionID: s.id, reads: &readBuffers{}}
 	budget := maxBytes
 	if budget <= 0 {
 		budget = DefaultFetchResponseMaxBytes
@@ -187,16 +187,12 @@ func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int)
 			e.Diverging = st.diverging
 		default:
 			if st.hasData && budget > 0 {
-				batches, err := m.readForFollower(st.p, sp, min(sp.maxBytes, budget))
+				batches, err := m.readForFollower(st.p, sp, min(sp.maxBytes, budget), out.reads)
 				if err != nil {
 					e.Error = ptr(encodeError(err).Body())
 					break
 				}
-				if out.Batches == nil {
-					out.Batches = batches // a read of its own, clipped: later appends copy
-				} else {
-					out.Batches = append(out.Batches, batches...)
-				}
+				out.Batches = out.reads.join(out.Batches, batches)
 				e.Bytes = len(batches)
 				budget -= len(batches)
 				if !nextSet && budget <= 0 {
@@ -223,8 +219,8 @@ func ptr[T any](v T) *T { return &v }
 
 // readForFollower reads batches from sp's fetch offset. Retention may have
 // moved the log start past it since examine looked.
-func (m *Manager) readForFollower(p *partition, sp *sessionPartition, maxBytes int) ([]byte, error) {
-	batches, err := p.log.ReadRaw(sp.fetchOffset, -1, maxBytes)
+func (m *Manager) readForFollower(p *partition, sp *sessionPartition, maxBytes int, reads *readBuffers) ([]byte, error) {
+	batches, err := p.log.ReadRawWith(sp.fetchOffset, -1, maxBytes, reads.alloc)
 	var oor *storage.OffsetOutOfRangeError
 	if errors.As(err, &oor) {
 		return nil, &OffsetOutOfRangeError{Offset: sp.fetchOffset, LogStartOffset: oor.LogStartOffset, HighWatermark: p.HighWatermark(), LogEndOffset: oor.LogEndOffset}

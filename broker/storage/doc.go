@@ -35,6 +35,7 @@
 //	func (l *Log) AppendRaw(batches []byte) (last int64, err error)
 //	func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record, error)
 //	func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error)
+//	func (l *Log) ReadRawWith(offset, maxOffset int64, maxBytes int, alloc func(n int) []byte) ([]byte, error)
 //	func (l *Log) OffsetForTimestamp(ts int64) (int64, error)
 //	func (l *Log) LogStartOffset() int64
 //	func (l *Log) LogEndOffset() int64

@@ -28,7 +28,7 @@ func (l *Log) Read(offset, maxOffset int64, maxBytes, maxRecords int) ([]Record,
 		return nil, err
 	}
 	c := recordCollector{from: offset, end: end, maxBytes: maxBytes, maxRecords: maxRecords, limit: l.Config().storedLimit()}
-	err = l.scan(offset, end, readHint(maxBytes, maxRecords), c.add)
+	err = l.scan(offset, end, readHint(maxBytes, maxRecords), nil, c.add)
 	if err != nil && errors.Is(err, ErrCorrupt) && len(c.out) > 0 {
 		return c.out, nil
 	}
@@ -119,6 +119,16 @@ func (c *recordCollector) add(b []byte, h BatchHeader) (bool, error) {
 // watermark never leave; maxBytes (≤ 0: no limit) caps the total except
 // that the first batch is always returned. Every batch's CRC is checked.
 func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
+	out, err := l.ReadRawWith(offset, maxOffset, maxBytes, nil)
+	return slices.Clip(out), err
+}
+
+// ReadRawWith is ReadRaw reading into the buffers alloc gives (of at
+// least n bytes; nil: made), which only the batches returned point into,
+// for a caller that gives them back once it has sent the batches. The
+// batches are not clipped: appending to them writes into what remains of
+// the caller's buffer.
+func (l *Log) ReadRawWith(offset, maxOffset int64, maxBytes int, alloc func(n int) []byte) ([]byte, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	end, err := l.readEnd(offset, maxOffset)
@@ -130,7 +140,7 @@ func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
 	if maxBytes > 0 {
 		hint = maxBytes + minReadChunk
 	}
-	err = l.scan(offset, end, hint, func(b []byte, h BatchHeader) (bool, error) {
+	err = l.scan(offset, end, hint, alloc, func(b []byte, h BatchHeader) (bool, error) {
 		if err := checkCRC(b, h); err != nil {
 			return false, err
 		}
@@ -143,7 +153,7 @@ func (l *Log) ReadRaw(offset, maxOffset int64, maxBytes int) ([]byte, error) {
 	if err != nil && errors.Is(err, ErrCorrupt) && len(out) > 0 {
 		err = nil
 	}
-	return slices.Clip(out), err
+	return out, err
 }
 
 // readEnd checks offset against the log's range and returns where a read
@@ -163,11 +173,12 @@ func (l *Log) readEnd(offset, maxOffset int64) (int64, error) {
 }
 
 // scan calls fn with every whole batch that holds offsets in [offset, end),
-// in order, across segments, until fn returns false or an error. Callers
-// hold mu shared.
-func (l *Log) scan(offset, end int64, hint int, fn func([]byte, BatchHeader) (bool, error)) error {
+// in order, across segments, until fn returns false or an error; alloc
+// gives the buffers the batches are read into (nil: made). Callers hold
+// mu shared.
+func (l *Log) scan(offset, end int64, hint int, alloc func(int) []byte, fn func([]byte, BatchHeader) (bool, error)) error {
 	for i := l.segmentFor(offset); i < len(l.segs) && l.segs[i].base < end; i++ {
-		more, err := scanSegment(l.segs[i], offset, end, hint, fn)
+		more, err := scanSegment(l.segs[i], offset, end, hint, alloc, fn)
 		if err != nil || !more {
 			return err
 		}
@@ -185,13 +196,14 @@ func (l *Log) scan(offset, end int64, hint int, fn func([]byte, BatchHeader) (bo
 // starts past an offset inside the segment means a damaged header misled
 // the scan: that is reported as corruption rather than silently skipping
 // records.
-func scanSegment(s *segment, offset, end int64, hint int, fn func([]byte, BatchHeader) (bool, error)) (bool, error) {
+func scanSegment(s *segment, offset, end int64, hint int, alloc func(int) []byte, fn func([]byte, BatchHeader) (bool, error)) (bool, error) {
 	pos, size := int64(0), s.size.Load()
 	if offset > s.base {
 		pos = s.startOf(offset, size)
 	}
 	first := offset >= s.base
 	sc := newBatchScanner(s.log, pos, size, hint, false)
+	sc.alloc = alloc
 	for {
 		_, h, b, err := sc.next()
 		if err == io.EOF {

@@ -21,6 +21,9 @@ type batchScanner struct {
 	chunk    int
 	maxChunk int
 	reuse    bool
+	// alloc, when set, gives the chunk buffers of a scan without reuse
+	// (ReadRawWith); otherwise they are made.
+	alloc func(n int) []byte
 }
 
 const (
@@ -75,9 +78,12 @@ func (s *batchScanner) fill(n int) ([]byte, error) {
 		return s.buf[off:], nil
 	}
 	size := int(min(int64(max(s.chunk, n)), s.end-s.pos))
-	if s.reuse && cap(s.buf) >= size {
+	switch {
+	case s.reuse && cap(s.buf) >= size:
 		s.buf = s.buf[:size]
-	} else {
+	case s.alloc != nil:
+		s.buf = s.alloc(size)[:size]
+	default:
 		s.buf = make([]byte, size)
 	}
 	if _, err := s.f.ReadAt(s.buf, s.pos); err != nil {

@@ -47,7 +47,7 @@ func (l *Log) OffsetForTimestamp(ts int64) (int64, error) {
 		if s.maxTs.Load() < ts {
 			continue
 		}
-		if _, err := scanSegment(s, max(start, s.timeIndex.lookup(ts)), end, minReadChunk, visit); err != nil {
+		if _, err := scanSegment(s, max(start, s.timeIndex.lookup(ts)), end, minReadChunk, nil, visit); err != nil {
 			return -1, err
 		}
 	}
