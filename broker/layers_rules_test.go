@@ -29,14 +29,15 @@ var importRules = []struct {
 		name:    "a front door reaches replicas, groups, the cluster and storage only through the core",
 		binds:   frontDoors,
 		direct:  true,
-		allowed: []string{"broker/api", "broker/auth", "broker/memory", "broker/topicconfig", "broker/core"},
+		allowed: []string{"broker/api", "broker/auth", "broker/buffers", "broker/memory", "broker/topicconfig", "broker/core"},
 	},
 	{
 		name:  "the operator and kairoctl reach brokers only over their APIs",
 		binds: []string{"controllers/...", "cmd/manager", "cmd/kairoctl"},
 		// broker/auth is a leaf: the operator salts a user's SCRAM
 		// credential itself, so the password never travels to a broker.
-		allowed: []string{"broker/api", "broker/auth", "broker/client", "broker/peer", "broker/tlsconf"},
+		// broker/buffers and broker/tlsconf are leaves under broker/peer.
+		allowed: []string{"broker/api", "broker/auth", "broker/buffers", "broker/client", "broker/peer", "broker/tlsconf"},
 	},
 	{
 		name:      "the core speaks no wire format: it encodes neither JSON nor Kafka's protocol",

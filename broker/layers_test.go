@@ -1,7 +1,8 @@
 // The broker's packages are layers: front doors over the core, the core
 // over coordinators, replicas, groups and the cluster, those over storage,
-// with a few leaves (the core's vocabulary, the memory budget, the topic
-// config table, TLS, users and ACLs) that any layer may use. This test
+// with a few leaves (the core's vocabulary, the memory budget, the kept
+// buffers, the topic config table, TLS, users and ACLs) that any layer may
+// use. This test
 // keeps the arrows pointing down.
 package broker_test
 
@@ -22,9 +23,10 @@ const module = "github.com/kairolog/kairolog/"
 // packages of its own layer or below. A new package must be placed here.
 var layers = map[string]int{
 	// Leaves: the core's requests, results and codes; the memory budget;
-	// the topic config table; the TLS of the transports; users and ACLs
-	// (auth); storage, which knows nothing above it.
+	// the kept buffers; the topic config table; the TLS of the transports;
+	// users and ACLs (auth); storage, which knows nothing above it.
 	"broker/api":         0,
+	"broker/buffers":     0,
 	"broker/tlsconf":     0,
 	"broker/auth":        0,
 	"broker/memory":      0,

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/api"
-	"github.com/kairolog/kairolog/broker/memory"
+	"github.com/kairolog/kairolog/broker/buffers"
 	"github.com/kairolog/kairolog/broker/peer"
 )
 
@@ -96,7 +96,7 @@ type producedPart struct {
 // forwardedSections are the buffers of records passed on to their leader
 // as records sections: given back once the leader has answered the
 // request that carried them (send).
-var forwardedSections memory.Buffers
+var forwardedSections buffers.Pool
 
 // produceForwarder sends the produces this broker passes on, coalesced
 // per leader.

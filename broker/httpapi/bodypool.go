@@ -1,9 +1,9 @@
 package httpapi
 
-import "github.com/kairolog/kairolog/broker/memory"
+import "github.com/kairolog/kairolog/broker/buffers"
 
 // Request bodies are read into buffers kept for the next request, by size
-// class (memory.Buffers): a body grows through a buffer of each class up
+// class (buffers.Pool): a body grows through a buffer of each class up
 // to its own size, and a batched produce is hundreds of kilobytes, so
 // fresh buffers cost the broker that reads it zeroing and faulting in
 // twice its body for every request.
@@ -16,4 +16,4 @@ import "github.com/kairolog/kairolog/broker/memory"
 // and its answer written; anything else leaves it to the collector).
 
 // bodies are every server's body buffers.
-var bodies memory.Buffers
+var bodies buffers.Pool

@@ -1,13 +1,13 @@
 package replica
 
-import "github.com/kairolog/kairolog/broker/memory"
+import "github.com/kairolog/kairolog/broker/buffers"
 
 // followerReads are the buffers a leader reads batches into for its
 // followers' fetch sessions. A reply's payload is hundreds of kilobytes
 // under load, read fresh for every reply; kept buffers spare zeroing and
 // faulting them in. A reply gives its buffers back once the peer layer
 // has written it (sessionReply.ReleasePeerPayload).
-var followerReads memory.Buffers
+var followerReads buffers.Pool
 
 // readBuffers are the buffers one reply's batches were read into.
 type readBuffers struct {

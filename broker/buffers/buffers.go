@@ -1,19 +1,22 @@
-package memory
+// Package buffers keeps byte buffers for reuse, by size class: powers of
+// two from 4 KiB to 16 MiB. The brokers' largest buffers each live for one
+// request or reply (a produce's body, the records passed on to their
+// leader, the batches a leader reads for a follower and the follower
+// receives), and fresh ones cost zeroing and faulting in as many bytes
+// again every time; a buffer given back once nothing points into it costs
+// neither.
+//
+// A Pool only keeps memory: a buffer's bytes are charged to the memory
+// budget (broker/memory) by the request that holds it, like any other.
+package buffers
 
 import (
 	"math/bits"
 	"sync"
 )
 
-// Buffers keeps byte buffers for reuse, by size class: powers of two from
-// 4 KiB to 16 MiB. The brokers' largest buffers each live for one request
-// (a produce's body, the records passed on to their leader), and fresh
-// ones cost zeroing and faulting in as many bytes again every time; a
-// buffer given back once nothing points into it costs neither.
-//
-// Buffers only keeps memory: a buffer's bytes are charged to a Pool by the
-// request that holds it, like any other.
-type Buffers struct {
+// Pool is one set of kept buffers; the zero value is ready.
+type Pool struct {
 	classes [bufferClasses]sync.Pool // of *[]byte, each of its class's size
 }
 
@@ -30,7 +33,7 @@ func bufferClass(n int) int {
 
 // Get returns an empty buffer of at least n bytes: its class's size, or
 // n when that class is not kept.
-func (p *Buffers) Get(n int) []byte {
+func (p *Pool) Get(n int) []byte {
 	c := bufferClass(n)
 	if c >= bufferClasses {
 		return make([]byte, 0, n)
@@ -44,7 +47,7 @@ func (p *Buffers) Get(n int) []byte {
 // Put keeps b for a later Get. The caller must not use b, or anything
 // that shares its memory, again. A buffer Get did not hand out (its
 // capacity is not a class's size) is left to the collector.
-func (p *Buffers) Put(b []byte) {
+func (p *Pool) Put(b []byte) {
 	c := bufferClass(cap(b))
 	if c >= bufferClasses || cap(b) != 1<<(firstBufferClass+c) {
 		return

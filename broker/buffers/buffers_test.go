@@ -1,12 +1,12 @@
-package memory
+package buffers
 
 import "testing"
 
-// TestBuffersByClass: Get hands out a buffer of its class's size, Put
+// TestPoolByClass: Get hands out a buffer of its class's size, Put
 // keeps only buffers Get hands out, and sizes beyond the last class are
 // made to measure and never kept.
-func TestBuffersByClass(t *testing.T) {
-	var p Buffers
+func TestPoolByClass(t *testing.T) {
+	var p Pool
 	for _, c := range []struct{ n, cap int }{
 		{1, 4 << 10}, {4 << 10, 4 << 10}, {4<<10 + 1, 8 << 10},
 		{230_001, 256 << 10}, {16 << 20, 16 << 20}, {16<<20 + 1, 16<<20 + 1},
