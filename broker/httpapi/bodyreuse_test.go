@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kairolog/kairolog/broker/config"
 )
@@ -124,5 +126,22 @@ func TestPooledBodiesKeepEveryRecord(t *testing.T) {
 	}
 	if stored != len(acked) {
 		t.Errorf("%d records stored, %d acknowledged", stored, len(acked))
+	}
+	// The followers hold the leaders' bytes: the batches read for them and
+	// the replies they received went through kept buffers too.
+	var names []string
+	for g := range clients {
+		for i := range topics {
+			names = append(names, topic(g, i))
+		}
+	}
+	c.waitSettled(30*time.Second, names...)
+	for _, name := range names {
+		for p := range int32(2) {
+			eventually(t, 10*time.Second, fmt.Sprintf("the replicas of %s-%d to hold the same bytes", name, p), func() bool {
+				first := c.logBytes(0, name, p)
+				return bytes.Equal(first, c.logBytes(1, name, p)) && bytes.Equal(first, c.logBytes(2, name, p))
+			})
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/buffers"
 	"github.com/kairolog/kairolog/broker/tlsconf"
 )
 
@@ -161,17 +162,41 @@ func Call[Req, Resp any](ctx context.Context, c *Client, addr string, op Op[Req,
 		opt(&o)
 	}
 	encode := func(binaryOK bool) (message, error) { return encodeMessage(&req, binaryOK) }
-	status, enc, raw, err := c.roundTrip(ctx, addr, op.name, o, encode)
+	rep, err := c.roundTrip(ctx, addr, op.name, o, encode)
 	if err != nil {
 		return resp, err
 	}
-	if status != http.StatusOK {
-		return resp, decodeError(status, raw)
+	if rep.status != http.StatusOK {
+		return resp, decodeError(rep.status, rep.body)
 	}
-	if err := decodeMessage(raw, enc, &resp); err != nil {
+	if err := decodeMessage(rep.body, rep.enc, &resp); err != nil {
 		return resp, fmt.Errorf("peer %s: decode reply: %w", op.name, err)
 	}
+	if t, ok := any(&resp).(FrameTaker); ok && rep.frame != nil {
+		frame := rep.frame
+		t.TakePeerFrame(func() { replyFrames.Put(frame) })
+	}
 	return resp, nil
+}
+
+// FrameTaker is a reply that gives back the kept buffer its stream frame
+// was read into, by calling release once nothing reads its payload (which
+// points into it): a replica fetch's batches, once appended. Any other
+// reply leaves its frame to the collector.
+type FrameTaker interface {
+	TakePeerFrame(release func())
+}
+
+// replyFrames are the buffers reply frames are read into.
+var replyFrames buffers.Pool
+
+// reply is a call's answer: status, encoding and body, and the kept
+// buffer a stream reply's frame was read into (nil over HTTP).
+type reply struct {
+	status int
+	enc    bodyEncoding
+	body   []byte
+	frame  []byte
 }
 
 // encodeFunc encodes a call's request, in binary if binaryOK and it has a
@@ -180,22 +205,22 @@ type encodeFunc func(binaryOK bool) (message, error)
 
 // roundTrip sends one call and returns the reply's status, encoding and
 // body: over the peer's stream, or over HTTP when the peer serves none.
-func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, encode encodeFunc) (int, bodyEncoding, []byte, error) {
+func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, encode encodeFunc) (reply, error) {
 	host, ok := c.streamAddress(addr)
 	for attempt := 0; ok; attempt++ {
 		s, streamed, err := c.streams.get(ctx, host)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return 0, encJSON, nil, ctx.Err()
+			return reply{}, ctx.Err()
 		case err != nil:
-			return 0, encJSON, nil, &UnreachableError{Addr: addr, Err: err}
+			return reply{}, &UnreachableError{Addr: addr, Err: err}
 		case !streamed:
 			ok = false
 			continue
 		}
 		body, err := encode(s.binary)
 		if err != nil {
-			return 0, encJSON, nil, fmt.Errorf("peer %s: encode request: %w", op, err)
+			return reply{}, fmt.Errorf("peer %s: encode request: %w", op, err)
 		}
 		if body.len() > MaxRequestBytes {
 			break // refused over HTTP with its error, as it is no frame
@@ -207,13 +232,14 @@ func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, 
 		if errors.Is(err, errNotSent) {
 			err = &UnreachableError{Addr: addr, Err: err}
 		}
-		return r.status, r.enc, r.body, err
+		return reply{status: r.status, enc: r.enc, body: r.body, frame: r.frame}, err
 	}
 	body, err := encode(false)
 	if err != nil {
-		return 0, encJSON, nil, fmt.Errorf("peer %s: encode request: %w", op, err)
+		return reply{}, fmt.Errorf("peer %s: encode request: %w", op, err)
 	}
-	return c.httpRoundTrip(ctx, addr, op, o, body.enc, body.bytes())
+	status, enc, raw, err := c.httpRoundTrip(ctx, addr, op, o, body.enc, body.bytes())
+	return reply{status: status, enc: enc, body: raw}, err
 }
 
 // streamAddress is the host:port to stream to for addr, when the call

@@ -180,22 +180,26 @@ func (s *clientStream) upgrade(ctx context.Context) (net.Conn, *bufio.Reader, bo
 // call that stopped waiting is dropped.
 func (s *clientStream) readReplies(r *bufio.Reader) {
 	for {
-		raw, err := readFrame(r, MaxReplyBytes+replyHeaderBytes)
+		raw, err := readFrameInto(r, MaxReplyBytes+replyHeaderBytes, &replyFrames)
 		if err != nil {
 			s.fail(err)
 			return
 		}
 		reply, err := decodeReply(raw)
 		if err != nil {
+			replyFrames.Put(raw)
 			s.fail(err)
 			return
 		}
+		reply.frame = raw
 		s.mu.Lock()
 		ch := s.pending[reply.id]
 		delete(s.pending, reply.id)
 		s.mu.Unlock()
 		if ch != nil {
 			ch <- reply
+		} else {
+			replyFrames.Put(raw) // its call gave up: nothing reads it
 		}
 	}
 }

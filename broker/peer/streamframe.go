@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/kairolog/kairolog/broker/buffers"
 )
 
 // The frames of a peer stream (stream.go). Every frame starts with a
@@ -56,6 +58,7 @@ type streamReply struct {
 	status int
 	enc    bodyEncoding
 	body   []byte
+	frame  []byte // the kept buffer body lies in (replyFrames)
 }
 
 // callFrame is the header of a call frame carrying a body of bodyLen
@@ -98,6 +101,12 @@ func replyFrame(id uint64, status int, enc bodyEncoding, bodyLen int) []byte {
 // longer than limit is an error before anything of it is read, so a peer
 // cannot make this side hold more than limit for one frame.
 func readFrame(r *bufio.Reader, limit int) ([]byte, error) {
+	return readFrameInto(r, limit, nil)
+}
+
+// readFrameInto is readFrame into a buffer from kept (nil: one made); the
+// frame is its whole length.
+func readFrameInto(r *bufio.Reader, limit int, kept *buffers.Pool) ([]byte, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return nil, err
@@ -106,8 +115,16 @@ func readFrame(r *bufio.Reader, limit int) ([]byte, error) {
 	if uint64(size) > uint64(limit) {
 		return nil, frameError("stream frame of %d bytes, more than %d", size, limit)
 	}
-	buf := make([]byte, size)
+	var buf []byte
+	if kept != nil {
+		buf = kept.Get(int(size))[:size]
+	} else {
+		buf = make([]byte, size)
+	}
 	if _, err := io.ReadFull(r, buf); err != nil {
+		if kept != nil {
+			kept.Put(buf)
+		}
 		return nil, err
 	}
 	return buf, nil

@@ -120,3 +120,43 @@ func TestStreamReplyPayloadReleasedOnceWritten(t *testing.T) {
 		t.Error("the frame does not end in the payload")
 	}
 }
+
+// takenReply is a reply that takes the buffer its frame was read into.
+type takenReply struct {
+	batchResp
+	release func()
+}
+
+func (r *takenReply) TakePeerFrame(release func()) { r.release = release }
+
+// TestStreamReplyFrameGivenBackByItsTaker: a stream reply is read into a
+// kept buffer; a reply that takes it (FrameTaker) gives it back when it
+// says so, and the next reply frame is read into it.
+func TestStreamReplyFrameGivenBackByItsTaker(t *testing.T) {
+	// One P: the buffer given back is the one the next Get finds.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	secret := testSecret(t, "stream-frame-secret-0123456789abcdef")
+	m := NewMux(secret, nil)
+	opTaken := NewOp[echoReq, takenReply]("test/taken")
+	Handle(m, opTaken, func(_ context.Context, req echoReq) (takenReply, error) {
+		return takenReply{batchResp: batchResp{HighWatermark: 1, Batches: bytes.Repeat([]byte(req.Text), 20<<10)}}, nil
+	})
+	streams := NewStreamServer(secret, m, nil)
+	defer streams.Close()
+	addr, _ := countingServer(t, streams)
+	c := NewClient(secret)
+	defer c.Close()
+	first, err := Call(context.Background(), c, addr, opTaken, echoReq{Text: "a"})
+	if err != nil || first.release == nil || len(first.Batches) != 20<<10 {
+		t.Fatalf("first reply: %d bytes, release %v, %v", len(first.Batches), first.release != nil, err)
+	}
+	frame := &first.Batches[0]
+	first.release()
+	second, err := Call(context.Background(), c, addr, opTaken, echoReq{Text: "b"})
+	if err != nil || !bytes.Equal(second.Batches, bytes.Repeat([]byte("b"), 20<<10)) {
+		t.Fatalf("second reply: %d bytes, %v", len(second.Batches), err)
+	}
+	if &second.Batches[0] != frame {
+		t.Error("the second reply was not read into the buffer the first gave back")
+	}
+}

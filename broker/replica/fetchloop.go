@@ -29,6 +29,7 @@ func (f *sessionFetcher) run(ctx context.Context) {
 		reply, err := f.send(ctx, req)
 		if err == nil {
 			err = f.applyReply(req, reply, seq)
+			reply.applied()
 		} else {
 			f.mu.Lock()
 			f.inFlight = false

@@ -108,6 +108,9 @@ type sessionReply struct {
 	Batches []byte `json:"-"`
 	// reads are the buffers Batches were read into, on the leader.
 	reads *readBuffers
+	// releaseFrame, on the follower, gives back the buffer the reply was
+	// received in, which Batches point into (peer.FrameTaker).
+	releaseFrame func()
 }
 
 func (r *sessionReply) PeerPayload() []byte     { return r.Batches }
@@ -116,6 +119,19 @@ func (r *sessionReply) SetPeerPayload(b []byte) { r.Batches = b }
 // ReleasePeerPayload gives the buffers Batches were read into back, once
 // the reply is written.
 func (r *sessionReply) ReleasePeerPayload() { r.reads.release() }
+
+// TakePeerFrame keeps how to give back the buffer the reply was received
+// in, for applied.
+func (r *sessionReply) TakePeerFrame(release func()) { r.releaseFrame = release }
+
+// applied gives back the buffer the reply was received in: its batches
+// have been appended (or refused), and nothing reads them any more.
+func (r *sessionReply) applied() {
+	if r.releaseFrame != nil {
+		r.releaseFrame()
+		r.releaseFrame, r.Batches = nil, nil
+	}
+}
 
 type sessionPartitionReply struct {
 	Topic     string `json:"topic"`

@@ -37,3 +37,17 @@ func TestReadBuffersJoinAndGiveBack(t *testing.T) {
 		t.Error("the joined batches' buffer was not given back")
 	}
 }
+
+// TestAppliedReplyGivesBackItsFrame: a follower gives back the buffer a
+// reply was received in once, after applying it, and reads its batches
+// no more.
+func TestAppliedReplyGivesBackItsFrame(t *testing.T) {
+	released := 0
+	r := sessionReply{Batches: []byte("batches")}
+	r.TakePeerFrame(func() { released++ })
+	r.applied()
+	r.applied()
+	if released != 1 || r.Batches != nil {
+		t.Fatalf("released %d times, batches %q left: want once, none", released, r.Batches)
+	}
+}
