@@ -18,10 +18,11 @@ import (
 // encoding/json, which also words the error. For every input it accepts it
 // yields what encoding/json would (FuzzFastProduce checks this).
 //
-// records is how many records the body holds (scanShape), so that their
-// slice is allocated once.
-func fastProduce(raw []byte, records int) (body produceBody, ok bool) {
-	p := fastParser{b: raw, recordCount: records}
+// shape is the body's (scanShape): how many records it holds, so that
+// their slice is allocated once, and whether it holds a backslash at all,
+// without which no string needs looking at for one.
+func fastProduce(raw []byte, shape jsonShape) (body produceBody, ok bool) {
+	p := fastParser{b: raw, recordCount: shape.records, noBackslash: !shape.backslash}
 	p.ws()
 	ok = p.object(func(key string) bool { return p.topField(&body, key) })
 	return body, ok && p.end()
@@ -63,7 +64,8 @@ type fastParser struct {
 	b           []byte
 	i           int
 	sawRecords  bool
-	recordCount int // the records the body holds, as counted before parsing
+	recordCount int  // the records the body holds, as counted before parsing
+	noBackslash bool // the body holds none
 	// strs holds the strings the fields point to, so that a request's
 	// strings cost an allocation per slab rather than one each.
 	strs []string
@@ -114,7 +116,7 @@ func (p *fastParser) str() (string, bool) {
 		return "", false
 	}
 	i := start + q
-	if !plainString(b[start:i]) {
+	if !p.noBackslash && bytes.IndexByte(b[start:i], '\\') >= 0 || !plainText(b[start:i]) {
 		return "", false
 	}
 	p.i = i + 1
@@ -321,32 +323,35 @@ func (p *fastParser) skipScalar() bool {
 	return false
 }
 
-// plainString reports whether s, the bytes up to a string's closing quote,
-// can be taken as they are: no backslash, no control character, valid
-// UTF-8. A value is most of a record's bytes, so the backslash is found
-// with the vectorised bytes.IndexByte and control characters and
-// non-ASCII bytes eight bytes at a time; UTF-8 is validated only when
-// there are non-ASCII bytes.
-func plainString(s []byte) bool {
-	if bytes.IndexByte(s, '\\') >= 0 {
-		return false
+// plainText reports whether s, the bytes of a string without a
+// backslash, can be taken as they are: no control character, valid UTF-8.
+// A value is most of a record's bytes, so control characters and
+// non-ASCII bytes are looked for 32 bytes at a time, without a branch per
+// word (below, gathered over the words, tells whether any byte is below
+// 0x20); UTF-8 is validated only when there are non-ASCII bytes.
+func plainText(s []byte) bool {
+	all := s
+	var ctl, high uint64
+	for len(s) >= 32 {
+		a, b := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[8:])
+		c, d := binary.LittleEndian.Uint64(s[16:]), binary.LittleEndian.Uint64(s[24:])
+		ctl |= below(a, 0x20) | below(b, 0x20) | below(c, 0x20) | below(d, 0x20)
+		high |= a | b | c | d
+		s = s[32:]
 	}
-	var high uint64
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		if lessThan(x, 0x20) != 0 {
+	for len(s) >= 8 {
+		a := binary.LittleEndian.Uint64(s)
+		ctl |= below(a, 0x20)
+		high |= a
+		s = s[8:]
+	}
+	for _, c := range s {
+		if c < 0x20 {
 			return false
 		}
-		high |= x & highBits
+		high |= uint64(c)
 	}
-	for ; i < len(s); i++ {
-		if s[i] < 0x20 {
-			return false
-		}
-		high |= uint64(s[i] & 0x80)
-	}
-	return high == 0 || utf8.Valid(s)
+	return ctl&highBits == 0 && (high&highBits == 0 || utf8.Valid(all))
 }
 
 const (
@@ -354,7 +359,9 @@ const (
 	highBits = 0x8080808080808080
 )
 
-// lessThan is non-zero when a byte of x is below n (n at most 128): the
+// below has a byte's top bit set, masked with highBits, when that byte of
+// x is below n (n at most 128), and only when some byte is: the
 // subtraction borrows into a byte's top bit only below n, and a byte whose
-// own top bit is set is masked out.
-func lessThan(x uint64, n byte) uint64 { return (x - lowBits*uint64(n)) & ^x & highBits }
+// own top bit is set is masked out. Gathered over words with |, it is
+// masked once.
+func below(x uint64, n byte) uint64 { return (x - lowBits*uint64(n)) & ^x }

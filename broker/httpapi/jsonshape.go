@@ -16,12 +16,15 @@ type jsonShape struct {
 	// records counts the elements of the top-level "records" arrays
 	// (matched as encoding/json matches keys: case-insensitively).
 	records int
+	// backslash says the body holds a backslash anywhere: without one, no
+	// string in it has an escape.
+	backslash bool
 }
 
 // scanShape counts the shape of a JSON body. For a body that is not valid
 // JSON the counts are only an estimate; decoding refuses such a body anyway.
 func scanShape(b []byte) jsonShape {
-	var s jsonShape
+	s := jsonShape{backslash: bytes.IndexByte(b, '\\') >= 0}
 	depth := 0
 	// recordsDepth is the depth inside a top-level "records" array, 0 when
 	// not in one; keyIsRecords says the top-level key just read is it.
@@ -83,9 +86,10 @@ var endsScalar = func() (t [256]bool) {
 // stringEnd returns the index of the quote that closes the string opened
 // at b[start], or len(b)-1 when it is not closed.
 func stringEnd(b []byte, start int) int {
-	// The vectorised bytes.IndexByte finds the next quote, then each
-	// backslash before it; every byte is looked at once, however many
-	// escapes the string holds.
+	// The vectorised bytes.IndexByte finds the next quote; it closes the
+	// string unless an odd run of backslashes escapes it. Every byte is
+	// looked at about once, however many escapes the string holds: a
+	// backslash is counted only in the run just before a quote.
 	i := start + 1
 	for i < len(b) {
 		q := bytes.IndexByte(b[i:], '"')
@@ -93,13 +97,14 @@ func stringEnd(b []byte, start int) int {
 			break
 		}
 		q += i
-		for i <= q {
-			bs := bytes.IndexByte(b[i:q], '\\')
-			if bs < 0 {
-				return q
-			}
-			i += bs + 2 // past the escaped byte, which may be the quote at q
+		run := 0
+		for q-1-run > start && b[q-1-run] == '\\' {
+			run++
 		}
+		if run%2 == 0 {
+			return q
+		}
+		i = q + 1
 	}
 	return len(b) - 1
 }

@@ -55,3 +55,28 @@ func FuzzScanShape(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStringEnd checks stringEnd against a byte-by-byte reading of JSON's
+// escapes: a backslash escapes the byte after it.
+func FuzzStringEnd(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b"`, `"a\\"b"`, `"\\\"x"`, `"\\\\"`, `"open`, `"\`, `""`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(`"` + s)
+		want := len(b) - 1
+		for i := 1; i < len(b); i++ {
+			if b[i] == '\\' {
+				i++
+				continue
+			}
+			if b[i] == '"' {
+				want = i
+				break
+			}
+		}
+		if got := stringEnd(b, 0); got != want {
+			t.Fatalf("stringEnd(%q) = %d, want %d", b, got, want)
+		}
+	})
+}

@@ -187,7 +187,7 @@ func (s *Server) decodeProduce(r *http.Request) (raw []byte, body produceBody, c
 	if cerr := s.chargeDecoding(r, raw, shape); cerr != nil {
 		return nil, body, cerr
 	}
-	if fast, ok := fastProduce(raw, shape.records); ok {
+	if fast, ok := fastProduce(raw, shape); ok {
 		return raw, fast, nil
 	}
 	return raw, body, decodeJSON(raw, &body)
