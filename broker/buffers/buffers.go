@@ -1,5 +1,5 @@
 // Package buffers keeps byte buffers for reuse, by size class: powers of
-// two from 4 KiB to 16 MiB. The brokers' largest buffers each live for one
+// two from 4 KiB to 1 MiB. The brokers' largest buffers each live for one
 // request or reply (a produce's body, the records passed on to their
 // leader, the batches a leader reads for a follower and the follower
 // receives), and fresh ones cost zeroing and faulting in as many bytes
@@ -22,13 +22,30 @@ type Pool struct {
 
 const (
 	firstBufferClass = 12 // 4 KiB
-	bufferClasses    = 13 // 4 KiB up to 16 MiB
+	// bufferClasses: 4 KiB up to 1 MiB. Larger buffers (a body near
+	// max.request.bytes, a catch-up's fetch reply) are rare and made to
+	// measure; kept, a few of them would hold more memory than all the
+	// rest.
+	bufferClasses = 9
 )
 
 // bufferClass is the class of the smallest buffers that hold n bytes; a
 // class beyond the last means buffers of that size are not kept.
 func bufferClass(n int) int {
 	return max(bits.Len(uint(n-1)), firstBufferClass) - firstBufferClass
+}
+
+// Kept reports whether buffers of n bytes are kept.
+func Kept(n int) bool { return bufferClass(n) < bufferClasses }
+
+// Size is the capacity of the buffer Get(n) returns: what holding it
+// costs, to be charged before it is taken.
+func Size(n int) int {
+	c := bufferClass(n)
+	if c >= bufferClasses {
+		return n
+	}
+	return 1 << (firstBufferClass + c)
 }
 
 // Get returns an empty buffer of at least n bytes: its class's size, or

@@ -9,11 +9,15 @@ func TestPoolByClass(t *testing.T) {
 	var p Pool
 	for _, c := range []struct{ n, cap int }{
 		{1, 4 << 10}, {4 << 10, 4 << 10}, {4<<10 + 1, 8 << 10},
-		{230_001, 256 << 10}, {16 << 20, 16 << 20}, {16<<20 + 1, 16<<20 + 1},
+		{230_001, 256 << 10}, {1 << 20, 1 << 20}, {1<<20 + 1, 1<<20 + 1}, {16 << 20, 16 << 20},
 	} {
-		if b := p.Get(c.n); len(b) != 0 || cap(b) != c.cap {
-			t.Errorf("Get(%d): len %d cap %d, want 0 and %d", c.n, len(b), cap(b), c.cap)
+		if b := p.Get(c.n); len(b) != 0 || cap(b) != c.cap || Size(c.n) != c.cap {
+			t.Errorf("Get(%d): len %d cap %d, Size %d; want 0, %d and %d", c.n, len(b), cap(b), Size(c.n), c.cap, c.cap)
 		}
+	}
+	p.Put(make([]byte, 0, 2<<20)) // beyond the last class: dropped
+	if b := p.Get(2 << 20); cap(b) != 2<<20 {
+		t.Errorf("Get(2 MiB) after putting one: cap %d", cap(b))
 	}
 	kept := p.Get(100 << 10)
 	kept = append(kept, "kept"...)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kairolog/kairolog/broker/api"
+	"github.com/kairolog/kairolog/broker/buffers"
 	"github.com/kairolog/kairolog/broker/core"
 	"github.com/kairolog/kairolog/broker/memory"
 )
@@ -92,29 +93,32 @@ func (s *Server) readBody(r *http.Request) ([]byte, *api.Error) {
 	}
 	// The buffer doubles as bytes arrive, up to the announced length when
 	// there is one (the old and the new buffer are charged during a copy).
-	// Buffers come from bodies, and are charged at their size.
 	limit := s.opts.MaxBodyBytes + 1 // one more, so an overlong body is seen
 	if r.ContentLength > 0 {
 		limit = r.ContentLength + 1 // one more, to see a body longer than announced
 	}
+	// A body that says it ends in a kept size grows through kept buffers
+	// (bodies); any other (a large one, one without a length) through
+	// buffers of its own, as no other body would reuse them. Either is
+	// charged at its size before it is taken.
+	b := bodyBuffers{kept: r.ContentLength > 0 && buffers.Kept(int(limit))}
 	var buf []byte
 	for {
 		room := int(min(int64(cap(buf)), limit))
 		if len(buf) == room {
 			if int64(len(buf)) >= limit {
-				bodies.Put(buf)
+				b.put(buf)
 				return nil, api.Errorf(api.CodeBodyTooLarge, "request body is larger than %d bytes", s.opts.MaxBodyBytes)
 			}
-			next := bodies.Get(int(min(int64(max(2*len(buf), firstBodyBuffer)), limit)))
-			if err := acct.Charge(pool, int64(cap(next))); err != nil {
-				bodies.Put(next)
-				bodies.Put(buf)
+			want := int(min(int64(max(2*len(buf), firstBodyBuffer)), limit))
+			if err := acct.Charge(pool, int64(b.size(want))); err != nil {
+				b.put(buf)
 				e, _ := core.AsAPIError(err)
 				return nil, e
 			}
-			next = append(next, buf...)
+			next := append(b.get(want), buf...)
 			acct.Return(pool, int64(cap(buf)))
-			bodies.Put(buf)
+			b.put(buf)
 			buf = next
 			room = int(min(int64(cap(buf)), limit))
 		}
@@ -134,7 +138,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, *api.Error) {
 			failed = api.Errorf(api.CodeInvalidJSON, "reading request body: body longer than its Content-Length")
 		}
 		if failed != nil {
-			bodies.Put(buf)
+			b.put(buf)
 			return nil, failed
 		}
 	}

@@ -66,7 +66,7 @@ func (s *Server) produce(w http.ResponseWriter, r *http.Request) {
 	// part of the broker still reads the body the records share. A failed
 	// produce keeps its body to the collector, as a record given up on may
 	// still be on its way (a forward in flight, a group commit).
-	bodies.Put(raw)
+	releaseBody(raw)
 }
 
 // countProduced adds the stored records to the produce metrics.
