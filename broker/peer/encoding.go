@@ -71,7 +71,9 @@ func encodingOf(contentType string) bodyEncoding {
 // message's payload as it is, when it carries one. The payload (replicated
 // batches, forwarded records) is not copied into the frame: a stream
 // writes both parts with one writev, after the call may have returned, so
-// a payload is never written to once it is sent.
+// a payload is not written to once it is sent: a reply's is given back
+// only once its frame is written (PayloadReleaser), a call's once its
+// answer came (the receiver read it whole).
 type message struct {
 	head, tail []byte
 	enc        bodyEncoding
