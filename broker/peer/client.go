@@ -190,37 +190,28 @@ type FrameTaker interface {
 // replyFrames are the buffers reply frames are read into.
 var replyFrames buffers.Pool
 
-// reply is a call's answer: status, encoding and body, and the kept
-// buffer a stream reply's frame was read into (nil over HTTP).
-type reply struct {
-	status int
-	enc    bodyEncoding
-	body   []byte
-	frame  []byte
-}
-
 // encodeFunc encodes a call's request, in binary if binaryOK and it has a
 // binary encoding.
 type encodeFunc func(binaryOK bool) (message, error)
 
 // roundTrip sends one call and returns the reply's status, encoding and
 // body: over the peer's stream, or over HTTP when the peer serves none.
-func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, encode encodeFunc) (reply, error) {
+func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, encode encodeFunc) (streamReply, error) {
 	host, ok := c.streamAddress(addr)
 	for attempt := 0; ok; attempt++ {
 		s, streamed, err := c.streams.get(ctx, host)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return reply{}, ctx.Err()
+			return streamReply{}, ctx.Err()
 		case err != nil:
-			return reply{}, &UnreachableError{Addr: addr, Err: err}
+			return streamReply{}, &UnreachableError{Addr: addr, Err: err}
 		case !streamed:
 			ok = false
 			continue
 		}
 		body, err := encode(s.binary)
 		if err != nil {
-			return reply{}, fmt.Errorf("peer %s: encode request: %w", op, err)
+			return streamReply{}, fmt.Errorf("peer %s: encode request: %w", op, err)
 		}
 		if body.len() > MaxRequestBytes {
 			break // refused over HTTP with its error, as it is no frame
@@ -232,14 +223,14 @@ func (c *Client) roundTrip(ctx context.Context, addr, op string, o callOptions, 
 		if errors.Is(err, errNotSent) {
 			err = &UnreachableError{Addr: addr, Err: err}
 		}
-		return reply{status: r.status, enc: r.enc, body: r.body, frame: r.frame}, err
+		return r, err
 	}
 	body, err := encode(false)
 	if err != nil {
-		return reply{}, fmt.Errorf("peer %s: encode request: %w", op, err)
+		return streamReply{}, fmt.Errorf("peer %s: encode request: %w", op, err)
 	}
 	status, enc, raw, err := c.httpRoundTrip(ctx, addr, op, o, body.enc, body.bytes())
-	return reply{status: status, enc: enc, body: raw}, err
+	return streamReply{status: status, enc: enc, body: raw}, err
 }
 
 // streamAddress is the host:port to stream to for addr, when the call

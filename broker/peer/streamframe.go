@@ -52,7 +52,8 @@ type streamCall struct {
 	body      []byte
 }
 
-// streamReply is one decoded reply frame.
+// streamReply is one decoded reply frame, and a call's answer over HTTP
+// (no id, no frame).
 type streamReply struct {
 	id     uint64
 	status int
