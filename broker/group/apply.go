@@ -59,6 +59,10 @@ func (c *Coordinator) apply(g *group, r *record) {
 				g.offsets[TopicPartition{o.Topic, o.Partition}] = committed{offset: o.Offset, metadata: o.Metadata}
 			}
 		}
+	case recForget:
+		for _, o := range r.Offsets {
+			delete(g.offsets, TopicPartition{o.Topic, o.Partition})
+		}
 	case recConfig:
 		strategy := r.Strategy
 		if !ValidStrategy(strategy) {

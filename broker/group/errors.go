@@ -21,6 +21,9 @@ var (
 	ErrInconsistentGroupProtocol = errors.New("inconsistent group protocol")
 	// ErrNonEmptyGroup: 409 NON_EMPTY_GROUP; the group still has members.
 	ErrNonEmptyGroup = errors.New("group has active members")
+	// ErrGroupSubscribedToTopic: 409 GROUP_SUBSCRIBED_TO_TOPIC; a member
+	// of the group consumes the topic whose offset was to be deleted.
+	ErrGroupSubscribedToTopic = errors.New("group is subscribed to the topic")
 	// ErrNoActiveMembers: 400 NO_ACTIVE_MEMBERS; nobody to assign partitions to.
 	ErrNoActiveMembers = errors.New("no active members")
 	// ErrUnknownTopic: 404 UNKNOWN_TOPIC.

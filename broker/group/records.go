@@ -36,6 +36,9 @@ const recordVersion = 1
 //	assign   topic a                 saved assignment of one topic (simple API)
 //	unassign topics                  saved assignments deleted
 //	offsets  o                       committed offsets (commit or reset)
+//	forget   o                       committed offsets deleted (t p of each;
+//	                                 an older reader skips the record and
+//	                                 keeps them)
 //	config   st strategy             group config replaced
 //	delete                           group deleted (offsets, config, state)
 const (
@@ -47,6 +50,7 @@ const (
 	recAssign   = "assign"
 	recUnassign = "unassign"
 	recOffsets  = "offsets"
+	recForget   = "forget"
 	recConfig   = "config"
 	recDelete   = "delete"
 )

@@ -31,7 +31,11 @@ func scenario(t testing.TB, e *env) (protocolMember string) {
 	must(t, e.c.Heartbeat(bg, g, "member-b"))
 	_, _, err = e.c.CleanupAndRebalance(bg, g, "orders", 30*time.Second)
 	must(t, err)
-	must(t, e.c.CommitOffsets(bg, CommitRequest{Group: g, Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Partition: 0, Offset: 2}}}))
+	must(t, e.c.CommitOffsets(bg, CommitRequest{Group: g, Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Partition: 0, Offset: 2},
+		{Topic: "payments", Partition: 1, Offset: 4}}}))
+	if errs, err := e.c.DeleteOffsets(bg, g, []TopicPartition{{"payments", 1}}); err != nil || errs[0] != nil {
+		t.Fatalf("deleting the offset of payments-1: %v %v", err, errs)
+	}
 
 	_, err = e.c.SetConfig(bg, "proto", GroupConfig{SessionTimeout: time.Minute, AssignmentStrategy: StrategyRoundRobin})
 	must(t, err)
