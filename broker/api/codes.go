@@ -29,6 +29,7 @@ const (
 	CodeIllegalGeneration       = "ILLEGAL_GENERATION"
 	CodeRebalanceInProgress     = "REBALANCE_IN_PROGRESS"
 	CodeNonEmptyGroup           = "NON_EMPTY_GROUP"
+	CodeGroupSubscribedToTopic  = "GROUP_SUBSCRIBED_TO_TOPIC"
 	CodeReassignmentInfeasible  = "REASSIGNMENT_INFEASIBLE"
 	CodeBrokerNotEmpty          = "BROKER_NOT_EMPTY"
 	CodeVoterNotReplaceable     = "VOTER_NOT_REPLACEABLE"
@@ -143,6 +144,7 @@ var statuses = map[string]int{
 	CodeIllegalGeneration:      http.StatusConflict,
 	CodeRebalanceInProgress:    http.StatusConflict,
 	CodeNonEmptyGroup:          http.StatusConflict,
+	CodeGroupSubscribedToTopic: http.StatusConflict,
 	CodeReassignmentInfeasible: http.StatusConflict,
 	CodeBrokerNotEmpty:         http.StatusConflict,
 	CodeVoterNotReplaceable:    http.StatusConflict,

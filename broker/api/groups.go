@@ -188,6 +188,32 @@ type DeleteGroupRequest struct {
 	Group string `json:"group"`
 }
 
+// DeleteOffsetsRequest deletes a group's committed offsets of some
+// partitions (Kafka's OffsetDelete).
+type DeleteOffsetsRequest struct {
+	Group      string           `json:"group"`
+	Partitions []TopicPartition `json:"partitions"`
+}
+
+// DeletedOffset is one partition of a DeleteOffsetsRequest: Err is nil
+// when its offset is gone (or none was committed), and
+// GROUP_SUBSCRIBED_TO_TOPIC when a member of the group consumes its topic.
+type DeletedOffset struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Err       *Error `json:"error,omitempty"`
+}
+
+// OffsetDeletion is one partition of POST /groups/{g}/delete-offsets's
+// answer: deleted, or the error and code that kept its offset.
+type OffsetDeletion struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Deleted   bool   `json:"deleted"`
+	Error     string `json:"error,omitempty"`
+	Code      string `json:"code,omitempty"`
+}
+
 // GroupDescription is a group's state, members, committed offsets and lag.
 type GroupDescription struct {
 	Group              string         `json:"group"`

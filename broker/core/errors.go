@@ -146,6 +146,7 @@ var errorRules = []struct {
 	{group.ErrIllegalGeneration, api.CodeIllegalGeneration},
 	{group.ErrRebalanceInProgress, api.CodeRebalanceInProgress},
 	{group.ErrNonEmptyGroup, api.CodeNonEmptyGroup},
+	{group.ErrGroupSubscribedToTopic, api.CodeGroupSubscribedToTopic},
 	{group.ErrInconsistentGroupProtocol, api.CodeInconsistentGroupProtocol},
 	{group.ErrNoActiveMembers, api.CodeNoActiveMembers},
 	{group.ErrUnknownTopic, api.CodeUnknownTopic},

@@ -64,6 +64,7 @@ var clientErrorTable = []struct {
 	{"group.ErrIllegalGeneration", group.ErrIllegalGeneration, api.CodeIllegalGeneration, 409},
 	{"group.ErrRebalanceInProgress", group.ErrRebalanceInProgress, api.CodeRebalanceInProgress, 409},
 	{"group.ErrNonEmptyGroup", group.ErrNonEmptyGroup, api.CodeNonEmptyGroup, 409},
+	{"group.ErrGroupSubscribedToTopic", group.ErrGroupSubscribedToTopic, api.CodeGroupSubscribedToTopic, 409},
 	{"group.ErrInconsistentGroupProtocol", group.ErrInconsistentGroupProtocol, api.CodeInconsistentGroupProtocol, 409},
 	{"group.ErrNoActiveMembers", group.ErrNoActiveMembers, api.CodeNoActiveMembers, 400},
 	{"group.ErrUnknownTopic", group.ErrUnknownTopic, api.CodeUnknownTopic, 404},

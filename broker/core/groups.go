@@ -92,6 +92,29 @@ var (
 		func(ctx context.Context, c *group.Coordinator, r api.DeleteGroupRequest) (struct{}, error) {
 			return struct{}{}, c.DeleteGroup(ctx, r.Group)
 		})
+	deleteOffsetsOp = newGroupOp("delete-offsets", func(r api.DeleteOffsetsRequest) string { return r.Group },
+		func(ctx context.Context, c *group.Coordinator, r api.DeleteOffsetsRequest) ([]api.DeletedOffset, error) {
+			tps := make([]group.TopicPartition, len(r.Partitions))
+			for i, tp := range r.Partitions {
+				tps[i] = group.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+			}
+			errs, err := c.DeleteOffsets(ctx, r.Group, tps)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]api.DeletedOffset, len(tps))
+			for i, tp := range tps {
+				out[i] = api.DeletedOffset{Topic: tp.Topic, Partition: tp.Partition}
+				if errs[i] != nil {
+					e, ok := AsAPIError(errs[i])
+					if !ok {
+						e = api.Errorf(api.CodeInternal, "%v", errs[i])
+					}
+					out[i].Err = e
+				}
+			}
+			return out, nil
+		})
 )
 
 // JoinGroup joins (or rejoins) a generation of the group; it waits until
@@ -152,6 +175,12 @@ func (b *Broker) ResetOffsets(ctx context.Context, req api.ResetOffsetsRequest) 
 func (b *Broker) DeleteGroup(ctx context.Context, req api.DeleteGroupRequest) error {
 	_, err := deleteGroupOp.run(ctx, b, req)
 	return err
+}
+
+// DeleteOffsets deletes a group's committed offsets of some partitions,
+// each answered on its own: see group.Coordinator.DeleteOffsets.
+func (b *Broker) DeleteOffsets(ctx context.Context, req api.DeleteOffsetsRequest) ([]api.DeletedOffset, error) {
+	return deleteOffsetsOp.run(ctx, b, req)
 }
 
 // listGroupsTimeout bounds the wait for one broker's groups.

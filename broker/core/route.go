@@ -172,6 +172,7 @@ func (b *Broker) PeerHandler(wrap ...func(http.Handler) http.Handler) http.Handl
 	setGroupConfigOp.serve(m, b)
 	resetOffsetsOp.serve(m, b)
 	deleteGroupOp.serve(m, b)
+	deleteOffsetsOp.serve(m, b)
 	seenMemberOp.serve(m, b)
 	staleMembersOp.serve(m, b)
 	saveAssignmentOp.serve(m, b)
