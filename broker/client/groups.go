@@ -106,6 +106,20 @@ func (c *Client) ResetOffsets(ctx context.Context, req api.ResetOffsetsRequest) 
 	return out.Offsets, err
 }
 
+// DeleteOffsets deletes a group's committed offsets of the partitions
+// named, and answers each: a partition of a topic a member of the group
+// consumes keeps its offset (Code GROUP_SUBSCRIBED_TO_TOPIC).
+func (c *Client) DeleteOffsets(ctx context.Context, group string, partitions []api.TopicPartition) ([]api.OffsetDeletion, error) {
+	in := struct {
+		Partitions []api.TopicPartition `json:"partitions"`
+	}{partitions}
+	var out struct {
+		Partitions []api.OffsetDeletion `json:"partitions"`
+	}
+	err := c.call(ctx, http.MethodPost, groupPath(group, "/delete-offsets"), nil, in, &out, 0)
+	return out.Partitions, err
+}
+
 // DeleteGroup deletes an empty group's offsets and saved state.
 func (c *Client) DeleteGroup(ctx context.Context, group string) error {
 	return c.call(ctx, http.MethodDelete, groupPath(group, ""), nil, nil, nil, 0)

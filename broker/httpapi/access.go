@@ -63,6 +63,7 @@ var routeRights = map[string][]right{
 	"list_groups":      nil,
 	"describe_group":   {groupDescribe},
 	"delete_group":     {groupDelete},
+	"delete_offsets":   {groupDelete},
 	"set_group_config": {clusterAlterConfigs},
 	"reset_offsets":    {groupRead},
 	"join_group":       {groupRead},

@@ -23,6 +23,13 @@ func (s *Server) groupAdminRoutes() {
 				Offsets []api.PartitionOffset `json:"offsets"`
 			}{req.Group, nonNil(offs)}
 		})))
+	s.handle("POST /groups/{group}/delete-offsets", "delete_offsets", kindAdmin, endpoint(s, fromBody[api.DeleteOffsetsRequest, deleteOffsetsBody], s.b.DeleteOffsets,
+		ok(func(req api.DeleteOffsetsRequest, deleted []api.DeletedOffset) any {
+			return struct {
+				Group      string               `json:"group"`
+				Partitions []api.OffsetDeletion `json:"partitions"`
+			}{req.Group, offsetDeletions(deleted)}
+		})))
 }
 
 // Assignment strategies a group may use.
@@ -124,4 +131,41 @@ func (b *resetBody) request(r *http.Request) (api.ResetOffsetsRequest, error) {
 		}
 	}
 	return req, nil
+}
+
+type deleteOffsetsBody struct {
+	groupInPath
+	Partitions *[]api.TopicPartition `json:"partitions"`
+}
+
+func (b *deleteOffsetsBody) request(r *http.Request) (api.DeleteOffsetsRequest, error) {
+	g, err := groupName(r)
+	if err != nil {
+		return api.DeleteOffsetsRequest{}, err
+	}
+	req := api.DeleteOffsetsRequest{Group: g}
+	if b.Partitions == nil || len(*b.Partitions) == 0 {
+		return req, required("partitions")
+	}
+	for i, tp := range *b.Partitions {
+		if tp.Topic = strings.TrimSpace(tp.Topic); tp.Topic == "" {
+			return req, api.Errorf(api.CodeInvalidArgument, "partitions[%d].topic is empty", i)
+		}
+		if tp.Partition < 0 {
+			return req, api.Errorf(api.CodeInvalidArgument, "partitions[%d].partition must be at least 0, got %d", i, tp.Partition)
+		}
+		req.Partitions = append(req.Partitions, tp)
+	}
+	return req, nil
+}
+
+func offsetDeletions(deleted []api.DeletedOffset) []api.OffsetDeletion {
+	out := make([]api.OffsetDeletion, len(deleted))
+	for i, d := range deleted {
+		out[i] = api.OffsetDeletion{Topic: d.Topic, Partition: d.Partition, Deleted: d.Err == nil}
+		if d.Err != nil {
+			out[i].Error, out[i].Code = d.Err.Message, d.Err.Code
+		}
+	}
+	return out
 }

@@ -13,7 +13,7 @@ import (
 
 func groupsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "groups", Short: "List, describe, reset and delete consumer groups"}
-	cmd.AddCommand(groupsListCmd(g), groupsDescribeCmd(g), groupsResetCmd(g), groupsDeleteCmd(g))
+	cmd.AddCommand(groupsListCmd(g), groupsDescribeCmd(g), groupsResetCmd(g), groupsDeleteOffsetsCmd(g), groupsDeleteCmd(g))
 	return cmd
 }
 
@@ -157,6 +157,77 @@ func groupsResetCmd(g *globals) *cobra.Command {
 	cmd.Flags().Int64Var(&toOffset, "to-offset", 0, "reset to this offset (clamped to each partition's range)")
 	cmd.Flags().Int64Var(&toTime, "to-timestamp", 0, "reset to the first record at or after this Unix time in ms")
 	cmd.Flags().StringSliceVar(&topics, "topics", nil, "topics to reset")
+	return cmd
+}
+
+func groupsDeleteOffsetsCmd(g *globals) *cobra.Command {
+	var (
+		topic      string
+		partitions []int32
+	)
+	cmd := &cobra.Command{
+		Use:   "delete-offsets GROUP --topic T [--partitions 0,1]",
+		Short: "Delete a group's committed offsets of a topic it no longer consumes",
+		Long: "Delete a group's committed offsets of a topic's partitions, every one the group\n" +
+			"committed without --partitions (as kafka-consumer-groups --delete-offsets).\n" +
+			"A topic a member of the group consumes keeps its offsets.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if topic == "" {
+				return errors.New("--topic is required")
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			var tps []api.TopicPartition
+			for _, p := range partitions {
+				tps = append(tps, api.TopicPartition{Topic: topic, Partition: p})
+			}
+			if len(partitions) == 0 {
+				committed, err := c.GroupOffsets(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				for _, o := range committed {
+					if o.Topic == topic {
+						tps = append(tps, api.TopicPartition{Topic: topic, Partition: o.Partition})
+					}
+				}
+				if len(tps) == 0 {
+					return fmt.Errorf("group %q has no committed offsets of topic %q", args[0], topic)
+				}
+			}
+			answers, err := c.DeleteOffsets(cmd.Context(), args[0], tps)
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), struct {
+					Group      string               `json:"group"`
+					Partitions []api.OffsetDeletion `json:"partitions"`
+				}{args[0], answers})
+			}
+			rows := make([][]string, 0, len(answers))
+			kept := 0
+			for _, a := range answers {
+				result := "deleted"
+				if !a.Deleted {
+					result, kept = a.Code, kept+1
+				}
+				rows = append(rows, []string{a.Topic, itoa(a.Partition), result})
+			}
+			if err := printTable(cmd.OutOrStdout(), []string{"TOPIC", "PARTITION", "RESULT"}, rows); err != nil {
+				return err
+			}
+			if kept > 0 {
+				return fmt.Errorf("%d of %d offsets kept", kept, len(answers))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&topic, "topic", "", "topic whose offsets to delete")
+	cmd.Flags().Int32SliceVar(&partitions, "partitions", nil, "partitions (default: every one the group committed)")
 	return cmd
 }
 

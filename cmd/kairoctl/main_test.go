@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,6 +111,42 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 	if gd.TotalLag != 4 {
 		t.Fatalf("lag after reset to earliest = %d, want 4: %+v", gd.TotalLag, gd)
 	}
+	committedPartitions := func() []int32 {
+		var ps []int32
+		c, err := client.New(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offsets, err := c.GroupOffsets(context.Background(), "workers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range offsets {
+			ps = append(ps, o.Partition)
+		}
+		return ps
+	}
+	before := committedPartitions()
+	if !slices.Contains(before, 0) || len(before) < 2 {
+		t.Fatalf("committed before delete-offsets: partitions %v, want 0 and more", before)
+	}
+	out = mustRun(t, url, "", "groups", "delete-offsets", "workers", "--topic", "orders", "--partitions", "0")
+	if !strings.Contains(out, "deleted") {
+		t.Fatalf("delete-offsets: %s", out)
+	}
+	if after := committedPartitions(); slices.Contains(after, 0) || len(after) != len(before)-1 {
+		t.Fatalf("committed after deleting partition 0: %v (before %v)", after, before)
+	}
+	mustRun(t, url, "", "groups", "delete-offsets", "workers", "--topic", "orders")
+	if after := committedPartitions(); len(after) != 0 {
+		t.Fatalf("committed after deleting every offset of orders: %v", after)
+	}
+	// With its last offset gone the group is gone, until a consumer
+	// commits again.
+	if _, err := run(t, url, "", "groups", "delete", "workers"); err == nil || !strings.Contains(err.Error(), "UNKNOWN_GROUP") {
+		t.Fatalf("deleting a group without offsets or members: %v, want UNKNOWN_GROUP", err)
+	}
+	mustRun(t, url, "", "consume", "orders", "--group", "workers", "--from-beginning", "--max", "4", "--session-timeout-ms", "3000")
 	mustRun(t, url, "", "groups", "delete", "workers")
 
 	var md api.Metadata
