@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 
 	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/auth"
@@ -368,6 +369,39 @@ func (a authorizing) DescribeGroup(ctx context.Context, req api.DescribeGroupReq
 		return api.GroupDescription{}, err
 	}
 	return a.Core.DescribeGroup(ctx, req)
+}
+
+// DeleteOffsets needs Delete on the group; a partition of a topic the
+// principal may not Read is TOPIC_AUTHORIZATION_FAILED and keeps its offset.
+func (a authorizing) DeleteOffsets(ctx context.Context, req api.DeleteOffsetsRequest) ([]api.DeletedOffset, error) {
+	if err := a.check(ctx, groupNeed(req.Group, auth.OpDelete)); err != nil {
+		return nil, err
+	}
+	out := make([]api.DeletedOffset, len(req.Partitions))
+	allowed := api.DeleteOffsetsRequest{Group: req.Group}
+	var at []int // out's index of each allowed partition
+	for i, tp := range req.Partitions {
+		out[i] = api.DeletedOffset{Topic: tp.Topic, Partition: tp.Partition}
+		if err := a.check(ctx, topicNeed(tp.Topic, auth.OpRead)); err != nil {
+			errors.As(err, &out[i].Err)
+			continue
+		}
+		allowed.Partitions = append(allowed.Partitions, tp)
+		at = append(at, i)
+	}
+	if len(allowed.Partitions) == 0 {
+		return out, nil
+	}
+	deleted, err := a.Core.DeleteOffsets(ctx, allowed)
+	if err != nil {
+		return nil, err
+	}
+	for j, d := range deleted {
+		if j < len(at) {
+			out[at[j]] = d
+		}
+	}
+	return out, nil
 }
 
 func (a authorizing) DeleteGroup(ctx context.Context, req api.DeleteGroupRequest) error {

@@ -169,3 +169,70 @@ func TestAuthorizingCore(t *testing.T) {
 		}
 	}
 }
+
+// deletingCore answers DeleteOffsets, GROUP_SUBSCRIBED_TO_TOPIC for
+// partition 1, and records the partitions that reached it.
+type deletingCore struct {
+	Core
+	reached []api.TopicPartition
+}
+
+func (c *deletingCore) DeleteOffsets(_ context.Context, req api.DeleteOffsetsRequest) ([]api.DeletedOffset, error) {
+	c.reached = append(c.reached, req.Partitions...)
+	out := make([]api.DeletedOffset, len(req.Partitions))
+	for i, tp := range req.Partitions {
+		out[i] = api.DeletedOffset{Topic: tp.Topic, Partition: tp.Partition}
+		if tp.Partition == 1 {
+			out[i].Err = api.Errorf(api.CodeGroupSubscribedToTopic, "consumed")
+		}
+	}
+	return out, nil
+}
+
+// TestAuthorizingDeleteOffsets: OffsetDelete needs Delete on the group,
+// and Read on each topic: a partition of another topic is
+// TOPIC_AUTHORIZATION_FAILED in its place and never reaches the core.
+func TestAuthorizingDeleteOffsets(t *testing.T) {
+	bob := &auth.User{Name: "bob", ACLs: []auth.ACL{
+		{Resource: auth.ResourceTopic, Name: "mine", Operations: []auth.Operation{auth.OpRead}},
+		{Resource: auth.ResourceGroup, Name: "billing", Operations: []auth.Operation{auth.OpDelete}},
+		{Resource: auth.ResourceGroup, Name: "reading", Operations: []auth.Operation{auth.OpRead}},
+	}}
+	sec := auth.Listener{Authentication: auth.AuthSCRAM, Authorization: true}
+	core := &deletingCore{}
+	a := authorizing{Core: core, sec: sec, users: func(name string) *auth.User {
+		if name == "bob" {
+			return bob
+		}
+		return nil
+	}}
+	ctx := withIdentity(context.Background(), identity{principal: auth.Principal{Name: "bob"}, host: "10.0.0.1"})
+	req := api.DeleteOffsetsRequest{Group: "billing", Partitions: []api.TopicPartition{
+		{Topic: "mine", Partition: 0}, {Topic: "theirs", Partition: 0}, {Topic: "mine", Partition: 1}}}
+	got, err := a.DeleteOffsets(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"", api.CodeTopicAuthorizationFailed, api.CodeGroupSubscribedToTopic}
+	for i, d := range got {
+		code := ""
+		if d.Err != nil {
+			code = d.Err.Code
+		}
+		if d.Topic != req.Partitions[i].Topic || d.Partition != req.Partitions[i].Partition || code != want[i] {
+			t.Errorf("partition %d: %+v, want %s-%d %q", i, d, req.Partitions[i].Topic, req.Partitions[i].Partition, want[i])
+		}
+	}
+	if !slices.Equal(core.reached, []api.TopicPartition{{Topic: "mine", Partition: 0}, {Topic: "mine", Partition: 1}}) {
+		t.Errorf("the core was asked for %+v, want mine-0 and mine-1", core.reached)
+	}
+
+	core.reached = nil
+	req.Group = "reading"
+	if _, err := a.DeleteOffsets(ctx, req); asAPIError(err).Code != api.CodeGroupAuthorizationFailed {
+		t.Fatalf("a group bob may only read: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+	if len(core.reached) != 0 {
+		t.Fatalf("a refused request reached the core: %+v", core.reached)
+	}
+}

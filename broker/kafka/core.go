@@ -56,6 +56,7 @@ type Core interface {
 	ListGroups(ctx context.Context) (api.GroupList, error)
 	DescribeGroup(ctx context.Context, req api.DescribeGroupRequest) (api.GroupDescription, error)
 	DeleteGroup(ctx context.Context, req api.DeleteGroupRequest) error
+	DeleteOffsets(ctx context.Context, req api.DeleteOffsetsRequest) ([]api.DeletedOffset, error)
 }
 
 // Mode is which of a broker's two Kafka listeners a Server is.

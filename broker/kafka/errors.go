@@ -51,6 +51,7 @@ var kafkaCodes = map[string]*kerr.Error{
 	api.CodeIllegalGeneration:         kerr.IllegalGeneration,
 	api.CodeRebalanceInProgress:       kerr.RebalanceInProgress,
 	api.CodeNonEmptyGroup:             kerr.NonEmptyGroup,
+	api.CodeGroupSubscribedToTopic:    kerr.GroupSubscribedToTopic,
 	api.CodeInconsistentGroupProtocol: kerr.InconsistentGroupProtocol,
 	api.CodeReassignmentInProgress:    kerr.ReassignmentInProgress,
 	// Authorization (authorize.go).
