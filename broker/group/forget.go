@@ -41,7 +41,7 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, tps []T
 		return nil, fmt.Errorf("%w: group %q does not exist", ErrUnknownGroup, gid)
 	}
 	defer c.unlockGroup(g)
-	if g.protocolType != "" && g.protocolType != consumerProtocolType && g.hasMembers() {
+	if g.protocolType != "" && g.protocolType != consumerProtocolType && len(g.members) > 0 {
 		return nil, fmt.Errorf("%w: group %q of protocol type %q has members", ErrNonEmptyGroup, gid, g.protocolType)
 	}
 	errs := make([]error, len(tps))
@@ -75,14 +75,4 @@ func (g *group) consumes(topic string) bool {
 	}
 	_, saved := g.saved[topic]
 	return simple && saved
-}
-
-// hasMembers reports whether g has a member that joined for good.
-func (g *group) hasMembers() bool {
-	for _, m := range g.members {
-		if !m.transient {
-			return true
-		}
-	}
-	return false
 }
