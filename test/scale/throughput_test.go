@@ -39,7 +39,9 @@ type throughputScenario struct {
 // idempotent, as the replicated-cluster section): batches of 1000 records
 // from 8 connections and single records from 32. The batched HTTP load is
 // 2 000 000 records (KAIRO_BENCH_HTTP_RECORDS), a few seconds: 500 000
-// lasted about one, much of it the connections' and heaps' start.
+// lasted about one, much of it the connections' and heaps' start. The
+// single-record load is 40 000 records (KAIRO_BENCH_SINGLE_RECORDS), about
+// ten seconds: at 20 000 one burst of the machine's steal decided a round.
 func throughputScenarios(kairoctl string) []throughputScenario {
 	kafkaRecords := envInt("KAIRO_BENCH_KAFKA_RECORDS", 1_000_000)
 	var out []throughputScenario
@@ -68,7 +70,7 @@ func throughputScenarios(kairoctl string) []throughputScenario {
 		records, batch, concurrency int
 	}{
 		{"http-batched", envInt("KAIRO_BENCH_HTTP_RECORDS", 2_000_000), 1000, 8},
-		{"http-per-record", envInt("KAIRO_BENCH_SINGLE_RECORDS", 20_000), 1, 32},
+		{"http-per-record", envInt("KAIRO_BENCH_SINGLE_RECORDS", 40_000), 1, 32},
 	}
 	for _, l := range httpLoads {
 		for _, acks := range []string{"all", "1"} {
@@ -150,6 +152,41 @@ func BenchmarkThroughput(b *testing.B) {
 				medianRange(figures[key], 0), medianRange(brokerCost[key], 2), medianRange(clientCost[key], 2)))
 		}
 		b.Log(strings.Join(line, " | "))
+	}
+	logPairedRatios(b, bins, scenarios, figures)
+}
+
+// logPairedRatios logs, as median and range over the rounds, two ratios
+// taken within each round, where the machine's speed is the same for
+// both figures (on a shared machine it moves by 2× between rounds): how
+// much faster acks=1 ran than acks=all, for each load and binary, and how
+// much faster each binary ran than the first, for each scenario (the
+// binaries of one round run one after the other).
+func logPairedRatios(b *testing.B, bins []binary, scenarios []throughputScenario, figures map[string][]float64) {
+	ratios := func(num, den []float64) []float64 {
+		var out []float64
+		for i := range min(len(num), len(den)) {
+			if den[i] > 0 {
+				out = append(out, num[i]/den[i])
+			}
+		}
+		return out
+	}
+	for _, s := range scenarios {
+		load, ok := strings.CutSuffix(s.name, "/acks=all")
+		if !ok {
+			continue
+		}
+		for _, bin := range bins {
+			all, one := figures[bin.name+"\t"+s.name], figures[bin.name+"\t"+load+"/acks=1"]
+			b.Logf("%s %s: acks=1 / acks=all within each round %s", bin.name, load, medianRange(ratios(one, all), 2))
+		}
+	}
+	for _, bin := range bins[1:] {
+		for _, s := range scenarios {
+			b.Logf("%s: %s / %s within each round %s", s.name, bin.name, bins[0].name,
+				medianRange(ratios(figures[bin.name+"\t"+s.name], figures[bins[0].name+"\t"+s.name]), 2))
+		}
 	}
 }
 
