@@ -31,7 +31,9 @@
 // order, several queued frames in one write. The StreamServer in front of
 // the Mux serves each call as the HTTP request it stands for, so an
 // operation, its errors and everything wrapping the Mux behave the same
-// on either wire; a caller that stops waiting cancels its call. A broker
+// on either wire; a caller that stops waiting cancels its call, and one
+// that waited long for a stream that brought nothing back drops it
+// (streamSilenceLimit). A broker
 // that answers the upgrade with anything but 101 (one from before streams)
 // is called over HTTP. A stream costs a call about half the CPU time of an
 // HTTP request (BenchmarkCall), and a follower's fetch sessions and the

@@ -334,3 +334,115 @@ func TestIdleStreamClosesAndCallsGoOn(t *testing.T) {
 		t.Fatalf("%d upgrades, want 2", n)
 	}
 }
+
+// silentPeer is a broker whose echo handler answers "wait" only when the
+// call ends, as a peer that stopped would: nothing comes back for it.
+func silentPeer(t *testing.T) (addr string, upgrades *atomic.Int64) {
+	t.Helper()
+	secret := testSecret(t, "correct horse battery staple")
+	m := NewMux(secret, quietLog())
+	Handle(m, opEcho, func(ctx context.Context, req echoReq) (echoResp, error) {
+		if req.Text == "wait" {
+			<-ctx.Done()
+			return echoResp{}, ctx.Err()
+		}
+		return echoResp{Text: req.Text}, nil
+	})
+	streams := NewStreamServer(secret, m, nil)
+	t.Cleanup(streams.Close)
+	return countingServer(t, streams)
+}
+
+// withSilenceLimit shortens streamSilenceLimit for one test.
+func withSilenceLimit(t *testing.T, d time.Duration) {
+	old := streamSilenceLimit
+	streamSilenceLimit = d
+	t.Cleanup(func() { streamSilenceLimit = old })
+}
+
+// TestSilentStreamIsDropped: a call that reaches its deadline after
+// waiting streamSilenceLimit on a stream that brought nothing back drops
+// the stream: the other calls waiting on it fail as unreachable at once
+// instead of at their own deadlines, and the next call dials a new one.
+func TestSilentStreamIsDropped(t *testing.T) {
+	withSilenceLimit(t, 300*time.Millisecond)
+	addr, upgrades := silentPeer(t)
+	c := NewClient(testSecret(t, "correct horse battery staple"))
+	defer c.Close()
+	if _, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	other := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := Call(ctx, c, addr, opEcho, echoReq{Text: "wait"})
+		other <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := Call(ctx, c, addr, opEcho, echoReq{Text: "wait"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call to a silent peer: %v, want its deadline", err)
+	}
+	select {
+	case err := <-other:
+		var ue *UnreachableError
+		if !errors.As(err, &ue) || !errors.Is(ue.Err, errPeerSilent) {
+			t.Fatalf("other call on the silent stream: %v, want unreachable, peer silent", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other call on the silent stream is still waiting")
+	}
+	if got, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "after"}); err != nil || got.Text != "after" {
+		t.Fatalf("call after the silent stream was dropped: %+v %v", got, err)
+	}
+	if n := upgrades.Load(); n != 2 {
+		t.Fatalf("%d upgrades, want 2: the silent stream is dropped and a new one dialled", n)
+	}
+}
+
+// TestAnsweringStreamIsKept: a call that times out while the peer answers
+// other calls on the stream, or after less than streamSilenceLimit, leaves
+// the stream alone: the peer is alive, only slow for that call.
+func TestAnsweringStreamIsKept(t *testing.T) {
+	withSilenceLimit(t, 300*time.Millisecond)
+	addr, upgrades := silentPeer(t)
+	c := NewClient(testSecret(t, "correct horse battery staple"))
+	defer c.Close()
+	done := make(chan struct{})
+	answered := make(chan error, 1)
+	go func() {
+		defer close(answered)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if _, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "alive"}); err != nil {
+				answered <- err
+				return
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := Call(ctx, c, addr, opEcho, echoReq{Text: "wait"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow call: %v, want its deadline", err)
+	}
+	close(done)
+	if err := <-answered; err != nil {
+		t.Fatalf("call beside the slow one: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelShort()
+	if _, err := Call(short, c, addr, opEcho, echoReq{Text: "wait"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("short call: %v, want its deadline", err)
+	}
+	if _, err := Call(context.Background(), c, addr, opEcho, echoReq{Text: "after"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := upgrades.Load(); n != 1 {
+		t.Fatalf("%d upgrades, want 1: a peer that answers keeps its stream", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,23 @@ const streamRetryAfter = 30 * time.Second
 // streamIdleTimeout closes a stream that has carried no call for this
 // long, as the HTTP transport closes idle connections.
 const streamIdleTimeout = 90 * time.Second
+
+// streamSilenceLimit: a call that waited this long for its reply until its
+// deadline, on a stream that brought nothing back meanwhile, leaves the
+// peer presumed gone — a host that vanished without closing the
+// connection, a process that stopped — and the stream is dropped (Kafka's
+// clients close a connection on a request timeout). Without this, the
+// calls that follow would wait on the dead stream for their own timeouts
+// until TCP keepalive noticed, minutes later; the next call dials again,
+// which also finds a peer that came back under the same name at another
+// address. A peer that answers anything on the stream is alive and slow,
+// and keeps it. Calls with shorter deadlines never drop a stream: they
+// may simply have asked for less time than the peer needs.
+var streamSilenceLimit = 10 * time.Second
+
+// errPeerSilent breaks a stream whose peer answered nothing for
+// streamSilenceLimit while a call waited.
+var errPeerSilent = errors.New("peer answered nothing on the stream")
 
 // streams holds a Client's streams.
 type streams struct {
@@ -122,6 +140,11 @@ type clientStream struct {
 	binary bool
 	out    frameWriter
 
+	// opened is when the dial ended, heard when the last reply arrived,
+	// in nanoseconds since opened (monotonic).
+	opened time.Time
+	heard  atomic.Int64
+
 	mu      sync.Mutex
 	nextID  uint64
 	pending map[uint64]chan streamReply
@@ -141,7 +164,7 @@ func (s *clientStream) open() {
 		close(s.ready)
 		return
 	}
-	s.conn, s.out.conn, s.binary = conn, conn, binary
+	s.conn, s.out.conn, s.binary, s.opened = conn, conn, binary, time.Now()
 	s.idle = time.AfterFunc(streamIdleTimeout, s.closeIfIdle)
 	close(s.ready)
 	s.readReplies(r)
@@ -192,6 +215,7 @@ func (s *clientStream) readReplies(r *bufio.Reader) {
 			return
 		}
 		reply.frame = raw
+		s.heard.Store(int64(time.Since(s.opened)))
 		s.mu.Lock()
 		ch := s.pending[reply.id]
 		delete(s.pending, reply.id)
@@ -239,6 +263,13 @@ func (s *clientStream) closeIfIdle() {
 	s.idle.Reset(streamIdleTimeout)
 }
 
+// silentSince reports whether the stream has brought nothing back since
+// sent, streamSilenceLimit or longer ago.
+func (s *clientStream) silentSince(sent time.Duration) bool {
+	now := time.Since(s.opened)
+	return now-sent >= streamSilenceLimit && time.Duration(s.heard.Load()) < sent
+}
+
 // call sends one call and waits for its reply. A stream that broke after
 // the call was sent is an *UnreachableError: the call may or may not have
 // run; one that ended before is errNotSent. The end of ctx
@@ -254,6 +285,7 @@ func (s *clientStream) call(ctx context.Context, op string, o callOptions, body 
 	id := s.nextID
 	s.pending[id] = ch
 	s.mu.Unlock()
+	sent := time.Since(s.opened)
 	s.idle.Reset(streamIdleTimeout)
 
 	if err := s.out.write(callFrame(id, op, o, body.enc, body.len()), body.head, body.tail); err != nil {
@@ -273,7 +305,10 @@ func (s *clientStream) call(ctx context.Context, op string, o callOptions, body 
 		_, waiting := s.pending[id]
 		delete(s.pending, id)
 		s.mu.Unlock()
-		if waiting {
+		switch {
+		case waiting && s.silentSince(sent) && errors.Is(ctx.Err(), context.DeadlineExceeded):
+			s.fail(fmt.Errorf("%w for %s", errPeerSilent, time.Since(s.opened)-sent))
+		case waiting:
 			go func() { _ = s.out.write(cancelFrame(id)) }()
 		}
 		return streamReply{}, ctx.Err()
