@@ -159,6 +159,7 @@ func (b *Broker) PeerHandler(wrap ...func(http.Handler) http.Handler) http.Handl
 	peer.Handle(m, opFetchBatches, served(b, b.serveFetchBatches))
 	peer.Handle(m, opListOffset, served(b, b.ListOffset))
 	peer.Handle(m, opEpochEndOffset, served(b, b.EpochEndOffset))
+	peer.Handle(m, opDeleteRecords, served(b, b.DeleteRecords))
 	peer.Handle(m, opListGroups, served(b, func(ctx context.Context, _ struct{}) (api.GroupList, error) {
 		return b.ListGroups(ctx)
 	}))

@@ -52,6 +52,7 @@ var routeRights = map[string][]right{
 	"describe_topic":         {topicDescribe},
 	"delete_topic":           {topicDelete},
 	"add_partitions":         {topicAlter},
+	"delete_records":         {topicDelete},
 	"set_topic_config":       {topicAlterConfigs},
 	"patch_topic_config":     {topicAlterConfigs},
 	"set_replication_factor": {topicAlter},

@@ -8,7 +8,7 @@ import (
 // TestInternalTopicRefusesChanges sends every request that would change
 // __consumer_offsets' config, partition count, replication factor or
 // existence: each is
-// refused with 403 INTERNAL_TOPIC, and the committed offsets, the config
+// refused with 403 INTERNAL_TOPIC (deleting its records too), and the committed offsets, the config
 // and the partitions stay as they were.
 func TestInternalTopicRefusesChanges(t *testing.T) {
 	n := startSingle(t, nodeOptions{})
@@ -26,6 +26,7 @@ func TestInternalTopicRefusesChanges(t *testing.T) {
 		{"POST", "/topics/__consumer_offsets/replication-factor", `{"replication_factor":1}`},
 		{"POST", "/topics/__consumer_offsets/replication-factor", `{"replication_factor":2}`},
 		{"DELETE", "/topics/__consumer_offsets", ``},
+		{"POST", "/topics/__consumer_offsets/delete-records", `{"partitions":[{"partition":0,"offset":-1}]}`},
 	} {
 		r := n.expect(t, c.method, c.path, c.body, http.StatusForbidden)
 		if r["code"] != "INTERNAL_TOPIC" || r["error"] == "" {

@@ -139,6 +139,7 @@ func (s *Server) registerRoutes() {
 		promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP)
 
 	s.topicRoutes()
+	s.deleteRecordsRoutes()
 	s.handle("POST /produce", "produce", kindData, s.produce)
 	s.producerRoutes()
 	s.handle("GET /fetch", "fetch", kindData, s.fetch)

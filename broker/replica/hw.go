@@ -15,6 +15,10 @@ type followerProgress struct {
 	// lastCaughtUp is the last time the follower had everything the leader
 	// had (Kafka's lastCaughtUpTimeMs): the ISR shrink clock.
 	lastCaughtUp time.Time
+	// logStart is the log start offset the follower has applied, as far
+	// as the leader knows: the highest one a reply told it before its
+	// next request (DeleteRecords waits for it).
+	logStart int64
 	// vouch is the follower's fetch session in which this partition is
 	// settled (sessions.go): its last fetch found it caught up, and every
 	// later request of the session, which does not look at the partition,

@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/kairolog/kairolog/broker/storage"
 )
@@ -71,4 +73,21 @@ func (m *Manager) DeleteRecords(topic string, partition int32, offset int64) (in
 	}
 	p.notifySessions() // the followers learn the new log start
 	return p.log.LogStartOffset(), nil
+}
+
+// DeleteRecordsInSync is DeleteRecords for a client (Kafka's
+// DeleteRecords): it answers once every in-sync replica has moved its log
+// start too (waitLogStartApplied), so that a leader elected afterwards
+// cannot serve the deleted records again. The log start it returns is the
+// leader's; ErrTimeout when the replicas did not follow within timeout.
+func (m *Manager) DeleteRecordsInSync(ctx context.Context, topic string, partition int32, offset int64, timeout time.Duration) (int64, error) {
+	start, err := m.DeleteRecords(topic, partition, offset)
+	if err != nil {
+		return start, err
+	}
+	p, err := m.partition(topic, partition)
+	if err != nil {
+		return start, err
+	}
+	return start, p.waitLogStartApplied(ctx, offset, timeout)
 }

@@ -170,3 +170,42 @@ func TestRetentionKeepsWhatTheFollowersHaveNotCopied(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteRecordsInSyncWaitsForTheFollowers: a client's DeleteRecords
+// answers only once every in-sync follower has moved its log start too,
+// so no leader elected afterwards can serve the deleted records; in a new
+// leadership, whose leader knows nothing yet of its followers' log
+// starts, they are told it again and confirm it.
+func TestDeleteRecordsInSyncWaitsForTheFollowers(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, nil)
+	threeReplicas(c, "orders", nil)
+	waitLeader(t, bs[0], "orders")
+	produce(t, bs[0], "orders", recordsOf("r", 20), AcksAll)
+	m := bs[0].manager()
+	followersAt := func(want int64) {
+		t.Helper()
+		for _, b := range bs[1:] {
+			if got := info(t, b, "orders").LogStartOffset; got != want {
+				t.Fatalf("broker %d's log start right after DeleteRecordsInSync: %d, want %d", b.id, got, want)
+			}
+		}
+	}
+	lso, err := m.DeleteRecordsInSync(t.Context(), "orders", 0, 12, 10*time.Second)
+	if err != nil || lso != 12 {
+		t.Fatalf("DeleteRecordsInSync(12) = %d, %v", lso, err)
+	}
+	followersAt(12)
+
+	// The same leader in a new epoch: its followers' sessions still hold
+	// the partition, and were told 12 in the previous one.
+	c.update("orders", 0, func(s *PartitionState) { s.LeaderEpoch++ })
+	eventually(t, 5*time.Second, "the new epoch", func() bool { return info(t, bs[0], "orders").LeaderEpoch == 2 })
+	for _, offset := range []int64{12, 15} {
+		lso, err := m.DeleteRecordsInSync(t.Context(), "orders", 0, offset, 5*time.Second)
+		if err != nil || lso != offset {
+			t.Fatalf("DeleteRecordsInSync(%d) in the new epoch = %d, %v", offset, lso, err)
+		}
+		followersAt(offset)
+	}
+}

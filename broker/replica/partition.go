@@ -82,8 +82,11 @@ type partition struct {
 	offline error
 	// hwMoved wakes consumers' long polls; ackWaiters are the acks=all
 	// produces, woken by the high watermark moves that cover them.
-	hwMoved    broadcast
-	ackWaiters ackWaiters
+	hwMoved broadcast
+	// logStartsApplied wakes DeleteRecords when a follower has applied a
+	// new log start.
+	logStartsApplied broadcast
+	ackWaiters       ackWaiters
 
 	stats partitionCounters
 }

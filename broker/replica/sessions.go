@@ -71,12 +71,23 @@ type leaderSession struct {
 	// at (see above).
 	unsettled map[partitionKey]*sessionPartition
 
+	// logStartsSent are the log starts the last reply told the follower:
+	// its next request of the session comes after it applied them
+	// (followerProgress.logStart).
+	logStartsSent []sentLogStart
+
 	readyMu sync.Mutex
 	ready   map[partitionKey]struct{}
 	// nudgedEpoch: requests up to this session epoch return at once
 	// (replica/fetch-session-wake).
 	nudgedEpoch int32
 	wake        chan struct{} // capacity 1
+}
+
+// sentLogStart is a log start offset a reply told the follower.
+type sentLogStart struct {
+	p        *partition
+	logStart int64
 }
 
 // sessionPartition is one partition of a session, as the follower last

@@ -47,6 +47,13 @@ func (m *Manager) serveFetchSession(ctx context.Context, r sessionRequest) (sess
 	// taken counts the follower caught up at this time: off by the few
 	// microseconds between the append's write and its mark.)
 	now := m.cfg.Now()
+	if r.SessionID != 0 {
+		// The follower applies a reply before it sends its next request.
+		for _, sl := range s.logStartsSent {
+			sl.p.followerHasLogStart(s.replica, sl.logStart)
+		}
+	}
+	s.logStartsSent = s.logStartsSent[:0]
 	s.apply(r)
 	full := r.SessionID == 0
 	epoch := r.SessionEpoch
@@ -209,6 +216,7 @@ func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int)
 				continue // nothing new
 			}
 			sp.sentHW, sp.sentLogStart = e.HighWatermark, e.LogStartOffset
+			s.logStartsSent = append(s.logStartsSent, sentLogStart{st.p, e.LogStartOffset})
 		}
 		out.Partitions = append(out.Partitions, e)
 	}
