@@ -77,3 +77,18 @@ func (c *Client) SetReplicationFactor(ctx context.Context, name string, rf int16
 	in := map[string]int16{"replication_factor": rf}
 	return c.call(ctx, http.MethodPost, "/topics/"+esc(name)+"/replication-factor", nil, in, nil, 0)
 }
+
+// DeleteRecords deletes the records of a topic's partitions below the
+// offsets given (api.HighWatermarkOffset: every committed record), and
+// answers each partition: its low watermark, or the error that left it
+// as it was.
+func (c *Client) DeleteRecords(ctx context.Context, topic string, partitions []api.PartitionRecordsDeletion) ([]api.RecordsDeletion, error) {
+	in := struct {
+		Partitions []api.PartitionRecordsDeletion `json:"partitions"`
+	}{partitions}
+	var out struct {
+		Partitions []api.RecordsDeletion `json:"partitions"`
+	}
+	err := c.call(ctx, http.MethodPost, "/topics/"+esc(topic)+"/delete-records", nil, in, &out, 0)
+	return out.Partitions, err
+}

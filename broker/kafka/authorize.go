@@ -199,6 +199,14 @@ func (a authorizing) DeleteTopic(ctx context.Context, name string) error {
 	return a.Core.DeleteTopic(ctx, name)
 }
 
+// DeleteRecords needs Delete on the topic, as in Kafka.
+func (a authorizing) DeleteRecords(ctx context.Context, req api.DeleteRecordsRequest) (api.DeleteRecordsResult, error) {
+	if err := a.check(ctx, topicNeed(req.Topic, auth.OpDelete)); err != nil {
+		return api.DeleteRecordsResult{}, err
+	}
+	return a.Core.DeleteRecords(ctx, req)
+}
+
 func (a authorizing) AddPartitions(ctx context.Context, name string, partitions int32) error {
 	if err := a.check(ctx, topicNeed(name, auth.OpAlter)); err != nil {
 		return err

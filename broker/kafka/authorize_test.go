@@ -236,3 +236,39 @@ func TestAuthorizingDeleteOffsets(t *testing.T) {
 		t.Fatalf("a refused request reached the core: %+v", core.reached)
 	}
 }
+
+// recordsDeletingCore answers DeleteRecords and records the topics that
+// reached it.
+type recordsDeletingCore struct {
+	Core
+	reached []string
+}
+
+func (c *recordsDeletingCore) DeleteRecords(_ context.Context, req api.DeleteRecordsRequest) (api.DeleteRecordsResult, error) {
+	c.reached = append(c.reached, req.Topic)
+	return api.DeleteRecordsResult{LowWatermark: req.Offset}, nil
+}
+
+// TestAuthorizingDeleteRecords: DeleteRecords needs Delete on the topic;
+// Read, Write or Alter do not do, and a refused deletion never reaches
+// the core.
+func TestAuthorizingDeleteRecords(t *testing.T) {
+	bob := &auth.User{Name: "bob", ACLs: []auth.ACL{
+		{Resource: auth.ResourceTopic, Name: "logs", Operations: []auth.Operation{auth.OpDelete}},
+		{Resource: auth.ResourceTopic, Name: "orders", Operations: []auth.Operation{auth.OpRead, auth.OpWrite, auth.OpAlter}},
+	}}
+	sec := auth.Listener{Authentication: auth.AuthSCRAM, Authorization: true}
+	core := &recordsDeletingCore{}
+	a := authorizing{Core: core, sec: sec, users: func(string) *auth.User { return bob }}
+	ctx := withIdentity(context.Background(), identity{principal: auth.Principal{Name: "bob"}, host: "10.0.0.1"})
+	if res, err := a.DeleteRecords(ctx, api.DeleteRecordsRequest{Topic: "logs", Offset: 3}); err != nil || res.LowWatermark != 3 {
+		t.Fatalf("deleting from logs with Delete on it: %+v, %v", res, err)
+	}
+	_, err := a.DeleteRecords(ctx, api.DeleteRecordsRequest{Topic: "orders", Offset: 3})
+	if code := asAPIError(err).Code; code != api.CodeTopicAuthorizationFailed {
+		t.Fatalf("deleting from orders without Delete on it: %v, want %s", err, api.CodeTopicAuthorizationFailed)
+	}
+	if !slices.Equal(core.reached, []string{"logs"}) {
+		t.Fatalf("the core deleted from %v, want only logs", core.reached)
+	}
+}

@@ -28,6 +28,7 @@ type Core interface {
 	FetchBatches(ctx context.Context, req api.FetchBatchesRequest) (api.FetchBatchesResult, error)
 	ListOffset(ctx context.Context, req api.ListOffsetRequest) (api.ListOffsetResult, error)
 	EpochEndOffset(ctx context.Context, req api.EpochEndOffsetRequest) (api.EpochEndOffsetResult, error)
+	DeleteRecords(ctx context.Context, req api.DeleteRecordsRequest) (api.DeleteRecordsResult, error)
 
 	// Topic administration, through the controller.
 	CreateTopic(ctx context.Context, spec api.CreateTopicRequest) (*api.CreateTopicResult, error)

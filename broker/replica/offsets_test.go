@@ -209,3 +209,20 @@ func TestDeleteRecordsInSyncWaitsForTheFollowers(t *testing.T) {
 		followersAt(offset)
 	}
 }
+
+// TestDeleteRecordsEndsTheFollowersWait: a follower's fetch parked on the
+// leader is answered as soon as the log start moves, so DeleteRecords
+// does not wait out the followers' fetch wait (5 s here) for them to
+// confirm it.
+func TestDeleteRecordsEndsTheFollowersWait(t *testing.T) {
+	c := newMemCluster()
+	bs := startBrokers(t, c, 3, func(cfg *Config) { cfg.FetchWait = 5 * time.Second })
+	threeReplicas(c, "orders", nil)
+	waitLeader(t, bs[0], "orders")
+	produce(t, bs[0], "orders", recordsOf("r", 20), AcksAll)
+	time.Sleep(100 * time.Millisecond) // the followers' fetches park
+	lso, err := bs[0].manager().DeleteRecordsInSync(t.Context(), "orders", 0, 7, 2*time.Second)
+	if err != nil || lso != 7 {
+		t.Fatalf("DeleteRecordsInSync(7) with the followers parked for 5 s = %d, %v; want 7 within 2 s", lso, err)
+	}
+}

@@ -154,7 +154,7 @@ func (m *Manager) park(ctx context.Context, s *leaderSession, epoch int32, deadl
 				return true
 			}
 			for _, sp := range ready {
-				if m.examine(s, sp, false).urgent() {
+				if m.examine(s, sp, false).urgent() || sp.logStartMoved() {
 					return true
 				}
 			}
@@ -339,6 +339,14 @@ func (m *Manager) examine(s *leaderSession, sp *sessionPartition, record bool) s
 	st.inISR = slices.Contains(p.state.ISR, s.replica)
 	st.vouched = fp.vouch == s
 	return st
+}
+
+// logStartMoved reports whether the log start moved since the follower was
+// last told it: a DeleteRecords waits for the follower to apply it
+// (waitLogStartApplied), so it is answered now rather than at the end of
+// the wait. Callers hold the session's mu.
+func (sp *sessionPartition) logStartMoved() bool {
+	return sp.p != nil && sp.sentLogStart >= 0 && sp.p.log.LogStartOffset() != sp.sentLogStart
 }
 
 // offsets returns the high watermark, log start and log end offsets.
