@@ -149,6 +149,25 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 	mustRun(t, url, "", "consume", "orders", "--group", "workers", "--from-beginning", "--max", "4", "--session-timeout-ms", "3000")
 	mustRun(t, url, "", "groups", "delete", "workers")
 
+	// Delete the first record of partition 0; a deletion past the end
+	// keeps every partition's records and fails.
+	var deleted struct {
+		Partitions []api.RecordsDeletion `json:"partitions"`
+	}
+	decode(t, mustRun(t, url, "", "topics", "delete-records", "orders", "--partitions", "0", "--before", "1", "-o", "json"), &deleted)
+	if len(deleted.Partitions) != 1 || deleted.Partitions[0].LowWatermark == nil || *deleted.Partitions[0].LowWatermark != 1 {
+		t.Fatalf("delete-records json: %+v", deleted)
+	}
+	if out, err := run(t, url, "", "topics", "delete-records", "orders", "--before", "99"); err == nil || !strings.Contains(out, "OFFSET_OUT_OF_RANGE") {
+		t.Fatalf("delete-records past the end: %v\n%s", err, out)
+	}
+	decode(t, mustRun(t, url, "", "topics", "describe", "orders", "-o", "json"), &desc)
+	for _, p := range desc.Partitions {
+		if want := map[int32]int64{0: 1}[p.Partition]; p.LogStartOffset != want {
+			t.Fatalf("partition %d's log start after delete-records: %d, want %d", p.Partition, p.LogStartOffset, want)
+		}
+	}
+
 	var md api.Metadata
 	decode(t, mustRun(t, url, "", "cluster", "metadata", "-o", "json"), &md)
 	if len(md.Brokers) != 1 || md.ControllerID != 0 {
