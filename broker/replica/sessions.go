@@ -71,9 +71,9 @@ type leaderSession struct {
 	// at (see above).
 	unsettled map[partitionKey]*sessionPartition
 
-	// logStartsSent are the log starts the last reply told the follower:
-	// its next request of the session comes after it applied them
-	// (followerProgress.logStart).
+	// logStartsSent are the new log starts the last reply told the
+	// follower: its next request of the session comes after it applied
+	// them (followerProgress.logStart).
 	logStartsSent []sentLogStart
 
 	readyMu sync.Mutex

@@ -215,8 +215,10 @@ func (m *Manager) buildReply(s *leaderSession, full, expired bool, maxBytes int)
 			if e.Bytes == 0 && !full && e.HighWatermark == sp.sentHW && e.LogStartOffset == sp.sentLogStart {
 				continue // nothing new
 			}
+			if e.LogStartOffset != sp.sentLogStart {
+				s.logStartsSent = append(s.logStartsSent, sentLogStart{st.p, e.LogStartOffset})
+			}
 			sp.sentHW, sp.sentLogStart = e.HighWatermark, e.LogStartOffset
-			s.logStartsSent = append(s.logStartsSent, sentLogStart{st.p, e.LogStartOffset})
 		}
 		out.Partitions = append(out.Partitions, e)
 	}
