@@ -86,13 +86,15 @@ type nemesisLoad struct {
 	churnRounds   int
 	churnAckedSum int
 
+	trim trimLoad
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 func newNemesisLoad(procs []*brokerProc) *nemesisLoad {
 	return &nemesisLoad{procs: procs, replies: &replies{}, main: map[string]acked{}, aged: map[string]acked{},
-		churnAcked: map[string]int64{}, deletedAcked: map[string]time.Time{}}
+		churnAcked: map[string]int64{}, deletedAcked: map[string]time.Time{}, trim: trimLoad{acked: map[string]acked{}}}
 }
 
 // any picks a broker at random, running or not: a paused broker's queued
@@ -112,6 +114,9 @@ func (l *nemesisLoad) start() {
 	l.wg.Go(func() { l.watchAged(ctx) })
 	l.wg.Go(func() { l.churn(ctx) })
 	l.wg.Go(func() { l.consumeChurn(ctx) })
+	l.wg.Go(func() { l.produceTrimmed(ctx) })
+	l.wg.Go(func() { l.trimTrimmed(ctx) })
+	l.wg.Go(func() { l.watchTrimmed(ctx) })
 }
 
 func (l *nemesisLoad) stop() {

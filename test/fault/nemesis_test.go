@@ -45,10 +45,12 @@ var nemesisFaults = []nemesisFault{
 // while a nemesis takes one broker at a time away — SIGKILL, or SIGSTOP
 // shorter or longer than the session timeout — for NEMESIS_SECONDS
 // (default 90), a topic is deleted and created again all along, and
-// records with two-day-old timestamps meet a one-hour retention. Then:
+// records with two-day-old timestamps meet a one-hour retention, and
+// another topic has its oldest records deleted (DeleteRecords). Then:
 // every replica has rejoined the ISR, every acknowledged record is at its
 // offset exactly once (read from every replica's files), no acknowledged
-// record of a deleted topic was ever served, the log start offset never
+// record of a deleted topic, and no record below an answered deletion,
+// was ever served or is left on a replica's disk, the log start offset never
 // passed the high watermark, and no reply was a 5xx other than a
 // retriable 503. The counts are logged.
 func TestNemesis(t *testing.T) {
@@ -65,12 +67,14 @@ func TestNemesis(t *testing.T) {
 		// retention deletes each as soon as the high watermark passes it.
 		{Name: agedTopic, Partitions: 1, ReplicationFactor: 3, Config: map[string]string{"min.insync.replicas": "2",
 			"retention.ms": "3600000", "segment.ms": "2000"}},
+		{Name: trimmedTopic, Partitions: 1, ReplicationFactor: 3, Config: map[string]string{"min.insync.replicas": "2",
+			"segment.ms": "2000"}},
 	} {
 		if _, err := procs[0].client.CreateTopic(ctx, spec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{mainTopic, agedTopic} {
+	for _, name := range []string{mainTopic, agedTopic, trimmedTopic} {
 		waitAllInSync(t, procs, name, time.Minute)
 	}
 
@@ -100,7 +104,7 @@ func TestNemesis(t *testing.T) {
 	// Every replica back in the ISR, every log end committed.
 	hws := map[string]int64{}
 	eventually(t, 2*time.Minute, "every replica of every partition in the ISR, high watermark at the log end", func() bool {
-		for _, name := range []string{mainTopic, agedTopic, churnTopic, "__consumer_offsets"} {
+		for _, name := range []string{mainTopic, agedTopic, trimmedTopic, churnTopic, "__consumer_offsets"} {
 			d, err := anyClient(procs).DescribeTopic(ctx, name)
 			if name == churnTopic && api.IsCode(err, api.CodeUnknownTopic) {
 				continue // the load stopped between a deletion and the next creation
@@ -133,16 +137,23 @@ func TestNemesis(t *testing.T) {
 	agedLost, agedDup := checkOnDisk(t, procs, agedDir, hws[agedDir], load.aged, 0, true)
 	lost, duplicated = lost+agedLost, duplicated+agedDup
 	lost, duplicated = lost+load.churnLost, duplicated+load.churnDup
+	trimmedDir := trimmedTopic + "-0"
+	trimmedLost, trimmedDup := checkOnDisk(t, procs, trimmedDir, hws[trimmedDir], load.trim.acked, 0, true)
+	lost, duplicated = lost+trimmedLost, duplicated+trimmedDup
+	resurrectedOnDisk := checkDeletedOnDisk(t, procs, trimmedDir, load.trim.start)
 
 	r := load.replies
 	t.Logf("faults: %v", counts)
 	t.Logf("acknowledged records: %d on %s, %d on %s (two days old; retention deletes them once replicated), %d in %d incarnations of %s",
 		len(load.main), mainTopic, len(load.aged), agedTopic, load.churnAckedSum, load.churnRounds, churnTopic)
-	t.Logf("lost: %d, duplicated: %d, resurrected: %d, misplaced in a fetch: %d, log start past the high watermark: %d",
-		lost, duplicated, len(load.resurrected), len(load.misplaced), len(load.startPastHW))
+	t.Logf("%d on %s, %d deletions of its oldest records answered (up to offset %d), %d fetches below them",
+		len(load.trim.acked), trimmedTopic, load.trim.deletions, load.trim.start, load.trim.checked)
+	t.Logf("lost: %d, duplicated: %d, resurrected: %d (of a deleted topic), %d (below a deletion, fetched), %d (below a deletion, on a replica's disk), misplaced in a fetch: %d, log start past the high watermark: %d",
+		lost, duplicated, len(load.resurrected), len(load.trim.resurrected), resurrectedOnDisk, len(load.misplaced), len(load.startPastHW))
 	t.Logf("replies: %d answered, %d retriable 503s, %d other 5xx; %d requests without a reply (broker killed or paused)",
 		r.ok.Load(), r.unavailable.Load(), len(r.bad), r.noReply.Load())
-	for name, list := range map[string][]string{"resurrected": load.resurrected, "misplaced": load.misplaced,
+	for name, list := range map[string][]string{"resurrected": load.resurrected, "resurrected below a deletion": load.trim.resurrected,
+		"misplaced":                         load.misplaced,
 		"log start past the high watermark": load.startPastHW, "5xx other than 503": r.bad, "churn step stuck": load.stuck} {
 		for i, s := range list {
 			if i == 5 {
@@ -155,10 +166,30 @@ func TestNemesis(t *testing.T) {
 	if lost > 0 || duplicated > 0 {
 		t.Errorf("%d acknowledged records lost, %d duplicated", lost, duplicated)
 	}
-	if load.churnRounds < 3 || len(load.main) == 0 || len(load.aged) == 0 {
-		t.Errorf("too little happened to show anything: %d incarnations of %s, %d + %d acknowledged records",
-			load.churnRounds, churnTopic, len(load.main), len(load.aged))
+	if load.churnRounds < 3 || len(load.main) == 0 || len(load.aged) == 0 || load.trim.deletions < 3 || load.trim.checked == 0 {
+		t.Errorf("too little happened to show anything: %d incarnations of %s, %d + %d acknowledged records, %d deletions and %d fetches of %s",
+			load.churnRounds, churnTopic, len(load.main), len(load.aged), load.trim.deletions, load.trim.checked, trimmedTopic)
 	}
+}
+
+// checkDeletedOnDisk counts the replicas of partition directory dir (the
+// brokers are stopped) whose log starts below start, the largest low
+// watermark a deletion was answered with: they still hold records every
+// replica was to have deleted.
+func checkDeletedOnDisk(t *testing.T, procs []*brokerProc, dir string, start int64) (resurrected int) {
+	t.Helper()
+	for _, p := range procs {
+		l, err := storage.Open(filepath.Join(p.dataDir, dir), storage.DefaultConfig())
+		if err != nil {
+			t.Fatalf("broker %d: open %s: %v", p.id, dir, err)
+		}
+		if ls := l.LogStartOffset(); ls < start {
+			resurrected++
+			t.Errorf("broker %d: %s starts at %d, below the deletion up to %d", p.id, dir, ls, start)
+		}
+		l.Close()
+	}
+	return resurrected
 }
 
 // waitAllInSync waits until every partition of name has a leader and all
