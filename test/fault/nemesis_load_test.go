@@ -192,21 +192,31 @@ func (l *nemesisLoad) consumeMain(ctx context.Context) {
 // retention (one hour) deletes each segment once every in-sync replica
 // holds it.
 func (l *nemesisLoad) produceAged(ctx context.Context) {
+	l.produceToPartition0(ctx, agedTopic, func() int64 { return time.Now().Add(-48 * time.Hour).UnixMilli() },
+		func(value string, offset int64) {
+			l.mu.Lock()
+			l.aged[value] = acked{0, offset}
+			l.mu.Unlock()
+		})
+}
+
+// produceToPartition0 writes numbered records to partition 0 of topic with
+// acks=all, each stamped with stamp (0: now), until ctx ends, and hands
+// each acknowledged one to acknowledged.
+func (l *nemesisLoad) produceToPartition0(ctx context.Context, topic string, stamp func() int64, acknowledged func(value string, offset int64)) {
 	part := int32(0)
 	for seq := 0; ctx.Err() == nil; seq++ {
-		value := fmt.Sprintf("aged-%d", seq)
+		value := fmt.Sprintf("%s-%d", topic, seq)
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		resp, err := l.any().Produce(rctx, client.ProduceRequest{Topic: agedTopic, Partition: &part, Message: value,
-			Timestamp: time.Now().Add(-48 * time.Hour).UnixMilli(), Acks: client.AcksAll, TimeoutMs: 5000})
+		resp, err := l.any().Produce(rctx, client.ProduceRequest{Topic: topic, Partition: &part, Message: value,
+			Timestamp: stamp(), Acks: client.AcksAll, TimeoutMs: 5000})
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		l.replies.note("produce "+agedTopic, err)
+		l.replies.note("produce "+topic, err)
 		if err == nil && resp.Offset != nil {
-			l.mu.Lock()
-			l.aged[value] = acked{0, *resp.Offset}
-			l.mu.Unlock()
+			acknowledged(value, *resp.Offset)
 		}
 		if !pause(ctx, 20*time.Millisecond) {
 			return

@@ -33,27 +33,12 @@ type trimLoad struct {
 }
 
 func (l *nemesisLoad) produceTrimmed(ctx context.Context) {
-	part := int32(0)
-	for seq := 0; ctx.Err() == nil; seq++ {
-		value := fmt.Sprintf("trimmed-%d", seq)
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		resp, err := l.any().Produce(rctx, client.ProduceRequest{Topic: trimmedTopic, Partition: &part, Message: value,
-			Acks: client.AcksAll, TimeoutMs: 5000})
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		l.replies.note("produce "+trimmedTopic, err)
-		if err == nil && resp.Offset != nil {
-			l.trim.mu.Lock()
-			l.trim.acked[value] = acked{0, *resp.Offset}
-			l.trim.end = max(l.trim.end, *resp.Offset)
-			l.trim.mu.Unlock()
-		}
-		if !pause(ctx, 20*time.Millisecond) {
-			return
-		}
-	}
+	l.produceToPartition0(ctx, trimmedTopic, func() int64 { return 0 }, func(value string, offset int64) {
+		l.trim.mu.Lock()
+		l.trim.acked[value] = acked{0, offset}
+		l.trim.end = max(l.trim.end, offset)
+		l.trim.mu.Unlock()
+	})
 }
 
 // trimTrimmed deletes the records of trimmedTopic below a random offset
