@@ -133,8 +133,9 @@ func TestIdempotentProducerGetsAnID(t *testing.T) {
 func kadmString(s string) *string { return &s }
 
 // TestTopicConfigsAndCluster: kadm describes a topic's configs (overrides
-// as dynamic, the rest as defaults) and alters them incrementally, which
-// the HTTP API sees; a bad value is INVALID_CONFIG and changes nothing;
+// as dynamic, the rest as defaults) and alters them incrementally and as a
+// whole (the AlterConfigs of older clients), which the HTTP API sees; a bad
+// value is INVALID_CONFIG and changes nothing;
 // DescribeCluster names the three brokers and the controller.
 func TestTopicConfigsAndCluster(t *testing.T) {
 	c := startCluster(t, 3, nil)
@@ -200,6 +201,73 @@ func TestTopicConfigsAndCluster(t *testing.T) {
 	}
 	if got := describe()["segment.bytes"]; got.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("a refused change changed segment.bytes: %+v", got)
+	}
+
+	// The AlterConfigs of older clients replaces every override:
+	// max.message.bytes, set above and left out here, goes back to its
+	// default, and a config without a value is left out.
+	replaced, err := adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{
+		{Name: "retention.ms", Value: kadmString("7200000")},
+		{Name: "segment.ms"},
+	}, topic)
+	if err != nil || replaced[0].Err != nil {
+		t.Fatalf("alter the whole state: %v %+v", err, replaced)
+	}
+	desc, err = c.Client(0).DescribeTopic(ctx, topic)
+	for err == nil && desc.Config["retention.ms"] != "7200000" && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		desc, err = c.Client(0).DescribeTopic(ctx, topic)
+	}
+	if err != nil || len(desc.Config) != 1 || desc.Config["retention.ms"] != "7200000" {
+		t.Fatalf("after replacing, HTTP describes %v (%v)", desc.Config, err)
+	}
+	// The broker kadm asks may learn of the change a moment later.
+	m := describe()["max.message.bytes"]
+	for deadline := time.Now().Add(10 * time.Second); m.Source != kmsg.ConfigSourceDefaultConfig && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		m = describe()["max.message.bytes"]
+	}
+	if m.Source != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("max.message.bytes after replacing: %+v", m)
+	}
+	legacy := func(rtype kmsg.ConfigResourceType, name string, validate bool, kv ...string) int16 {
+		t.Helper()
+		req := kmsg.NewPtrAlterConfigsRequest()
+		req.ValidateOnly = validate
+		res := kmsg.NewAlterConfigsRequestResource()
+		res.ResourceType, res.ResourceName = rtype, name
+		for i := 0; i < len(kv); i += 2 {
+			cfg := kmsg.NewAlterConfigsRequestResourceConfig()
+			cfg.Name, cfg.Value = kv[i], kadmString(kv[i+1])
+			res.Configs = append(res.Configs, cfg)
+		}
+		req.Resources = append(req.Resources, res)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || len(resp.Resources) != 1 {
+			t.Fatalf("AlterConfigs %s: %v %+v", name, err, resp)
+		}
+		return resp.Resources[0].ErrorCode
+	}
+	for _, tc := range []struct {
+		what     string
+		rtype    kmsg.ConfigResourceType
+		name     string
+		validate bool
+		kv       []string
+		want     *kerr.Error
+	}{
+		{"a bad value", kmsg.ConfigResourceTypeTopic, topic, false, []string{"segment.bytes", "12"}, kerr.InvalidConfig},
+		{"a config named twice", kmsg.ConfigResourceTypeTopic, topic, false, []string{"retention.ms", "1", "retention.ms", "2"}, kerr.InvalidRequest},
+		{"validate_only", kmsg.ConfigResourceTypeTopic, topic, true, []string{"retention.ms", "1"}, kerr.InvalidRequest},
+		{"a broker", kmsg.ConfigResourceTypeBroker, "0", false, []string{"log.retention.ms", "1"}, kerr.InvalidRequest},
+		{"an unknown topic", kmsg.ConfigResourceTypeTopic, "no-such-topic", false, []string{"retention.ms", "1"}, kerr.UnknownTopicOrPartition},
+	} {
+		if code := legacy(tc.rtype, tc.name, tc.validate, tc.kv...); code != tc.want.Code {
+			t.Errorf("AlterConfigs with %s: error %d, want %s", tc.what, code, tc.want.Message)
+		}
+	}
+	if got := describe()["retention.ms"]; got.MaybeValue() != "7200000" {
+		t.Fatalf("a refused AlterConfigs changed retention.ms: %+v", got)
 	}
 
 	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kairolog/kairolog/broker/api"
 	"github.com/kairolog/kairolog/broker/client"
 )
 
@@ -45,6 +46,11 @@ type kafkajsResult struct {
 		High      string `json:"high"`
 	} `json:"offsets"`
 	Cluster int `json:"cluster"`
+	// Retention is retention.ms as describeConfigs read it after
+	// alterConfigs set it; LowAfterDelete partition 0's low offset after
+	// deleteTopicRecords deleted below 2.
+	Retention      string `json:"retention"`
+	LowAfterDelete string `json:"lowAfterDelete"`
 }
 
 // producedPartition is kafkajs's answer for one partition of a send.
@@ -161,6 +167,13 @@ func checkKafkaJS(t *testing.T, ctx context.Context, hc *client.Client, res kafk
 		seenValues[r.Value] = true
 		off, _ := strconv.ParseInt(r.Offset, 10, 64)
 		hf, err := hc.Fetch(ctx, client.FetchRequest{Topic: topic, Partition: r.Partition, Offset: off, MaxRecords: 1})
+		if r.Partition == 0 && off < 2 {
+			// Deleted by kafkajs after it consumed them.
+			if !api.IsCode(err, api.CodeOffsetOutOfRange) {
+				t.Fatalf("HTTP fetch of 0/%d after kafkajs deleted below 2: %+v %v, want OFFSET_OUT_OF_RANGE", off, hf, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,5 +202,22 @@ func checkKafkaJS(t *testing.T, ctx context.Context, hc *client.Client, res kafk
 	}
 	if committed(gd) != 12 || gd.TotalLag != 0 {
 		t.Fatalf("the HTTP API shows %d committed, lag %d: %+v", committed(gd), gd.TotalLag, gd.Offsets)
+	}
+
+	// alterConfigs and deleteTopicRecords, as the HTTP API sees them (the
+	// broker asked may learn of the new config a moment after kafkajs).
+	d, err = hc.DescribeTopic(ctx, topic)
+	for err == nil && d.Config["retention.ms"] != "7200000" && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		d, err = hc.DescribeTopic(ctx, topic)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Retention != "7200000" || d.Config["retention.ms"] != "7200000" {
+		t.Fatalf("kafkajs set retention.ms and read %q; the HTTP API describes %v", res.Retention, d.Config)
+	}
+	if res.LowAfterDelete != "2" || d.Partitions[0].LogStartOffset != 2 {
+		t.Fatalf("kafkajs deleted below 2 in partition 0 and reads its low offset %q; the HTTP API describes %+v", res.LowAfterDelete, d.Partitions[0])
 	}
 }

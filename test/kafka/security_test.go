@@ -46,10 +46,10 @@ var securityUsers = map[string]map[string]any{
 // SASL_AUTHENTICATION_FAILED; the superuser creates topics, produces,
 // consumes in a group and lists everything; a user allowed to write topic
 // A is refused topic B with TOPIC_AUTHORIZATION_FAILED and does not see
-// it, is refused a group outside its prefix with GROUP_AUTHORIZATION_FAILED
-// and topic creation; a certificate's common name is its principal, and a
-// client without one is disconnected; over a gateway without TLS, SCRAM
-// works and PLAIN is not offered.
+// it, is refused a group outside its prefix with GROUP_AUTHORIZATION_FAILED,
+// topic creation and altering topic A's configs; a certificate's common
+// name is its principal, and a client without one is disconnected; over a
+// gateway without TLS, SCRAM works and PLAIN is not offered.
 func TestKafkaSecurity(t *testing.T) {
 	p := newSecurePKI(t)
 	c, operator := startSecureCluster(t, p, 3, func(i int) []string {
@@ -134,6 +134,16 @@ func TestKafkaSecurity(t *testing.T) {
 			res, err := adm.CreateTopic(ctx, 1, 1, nil, "sec-writer")
 			if !errors.Is(err, kerr.TopicAuthorizationFailed) && !errors.Is(res.Err, kerr.TopicAuthorizationFailed) {
 				t.Errorf("writer creates a topic: %v %v, want TOPIC_AUTHORIZATION_FAILED", err, res.Err)
+			}
+			// Writing a topic is not altering its configs, whichever
+			// request a client sends for it.
+			state, err := adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: kadmString("1")}}, "sec-a")
+			if err != nil || len(state) != 1 || !errors.Is(state[0].Err, kerr.TopicAuthorizationFailed) {
+				t.Errorf("writer replaces sec-a's configs: %v %+v, want TOPIC_AUTHORIZATION_FAILED", err, state)
+			}
+			altered, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: kadmString("1")}}, "sec-a")
+			if err != nil || len(altered) != 1 || !errors.Is(altered[0].Err, kerr.TopicAuthorizationFailed) {
+				t.Errorf("writer alters sec-a's configs: %v %+v, want TOPIC_AUTHORIZATION_FAILED", err, altered)
 			}
 		})
 	}

@@ -23,7 +23,7 @@
 // repeats each comparison; KAIRO_BENCH_SCENARIOS keeps the throughput
 // scenarios whose names contain one of its comma-separated parts (e.g.
 // "http-batched,kafka-batched-snappy/acks=all"); KAIRO_BENCH_HTTP_RECORDS
-// (default 2 000 000), KAIRO_BENCH_SINGLE_RECORDS (20 000) and
+// (default 2 000 000), KAIRO_BENCH_SINGLE_RECORDS (40 000) and
 // KAIRO_BENCH_KAFKA_RECORDS (1 000 000) size its loads;
 // KAIRO_BENCH_PARTITIONS (default "300,3000"; multiples of 3) sets the partition counts,
 // KAIRO_BENCH_IDLE (default 30s) the measuring window. With

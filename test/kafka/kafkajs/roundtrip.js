@@ -1,12 +1,13 @@
 // kafkajs against a KairoLog cluster: create a topic with the admin client,
 // produce with acks -1 (a plain batch and a gzip-compressed one), consume
 // every record with a consumer group, commit, read the commits back and
-// list the topics. Prints one JSON object on stdout for TestKafkaJS.
+// list the topics; then set the topic's configs (AlterConfigs) and delete
+// partition 0's first two records (DeleteRecords), reading both back. Prints one JSON object on stdout for TestKafkaJS.
 //
 // Environment: BROKERS (comma-separated host:port), TOPIC, GROUP.
 'use strict'
 
-const { Kafka, CompressionTypes, Partitioners, logLevel } = require('kafkajs')
+const { Kafka, CompressionTypes, ConfigResourceTypes, Partitioners, logLevel } = require('kafkajs')
 
 const brokers = process.env.BROKERS.split(',')
 const topic = process.env.TOPIC
@@ -76,6 +77,18 @@ async function main () {
     .map(p => ({ partition: p.partition, low: p.low, high: p.high }))
     .sort((a, b) => a.partition - b.partition)
   out.cluster = (await admin.describeCluster()).brokers.length
+
+  await admin.alterConfigs({
+    validateOnly: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '7200000' }] }]
+  })
+  const configs = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms'] }]
+  })
+  out.retention = configs.resources[0].configEntries.find(e => e.configName === 'retention.ms').configValue
+  await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '2' }] })
+  out.lowAfterDelete = (await admin.fetchTopicOffsets(topic)).find(p => p.partition === 0).low
   await admin.disconnect()
 
   process.stdout.write(JSON.stringify(out) + '\n')
