@@ -85,6 +85,12 @@ const (
 	// consumer joining a generation of the HTTP API's consumers, or one
 	// whose assignors none of the others support.
 	CodeInconsistentGroupProtocol = "INCONSISTENT_GROUP_PROTOCOL"
+	// A preferred-leader election's answers for one partition (Kafka's
+	// codes of the same names): its preferred replica leads already; its
+	// preferred replica cannot lead now (not alive, not in sync, or
+	// leaving), and the leader stays.
+	CodeElectionNotNeeded           = "ELECTION_NOT_NEEDED"
+	CodePreferredLeaderNotAvailable = "PREFERRED_LEADER_NOT_AVAILABLE"
 )
 
 // Codes that only travel between brokers: the fencing and placement
@@ -161,6 +167,7 @@ var statuses = map[string]int{
 	CodeFetchSessionIDNotFound:    http.StatusConflict,
 	CodeInvalidFetchSessionEpoch:  http.StatusConflict,
 	CodeInconsistentGroupProtocol: http.StatusConflict,
+	CodeElectionNotNeeded:         http.StatusConflict,
 
 	CodeBodyTimeout:          http.StatusRequestTimeout,
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
@@ -181,6 +188,7 @@ var statuses = map[string]int{
 	CodeRequestTimedOut:              http.StatusServiceUnavailable,
 	CodeBrokerUnavailable:            http.StatusServiceUnavailable,
 	CodeOffsetNotAvailable:           http.StatusServiceUnavailable,
+	CodePreferredLeaderNotAvailable:  http.StatusServiceUnavailable,
 
 	CodeInternal: http.StatusInternalServerError,
 }

@@ -92,3 +92,18 @@ func (c *Client) DeleteRecords(ctx context.Context, topic string, partitions []a
 	err := c.call(ctx, http.MethodPost, "/topics/"+esc(topic)+"/delete-records", nil, in, &out, 0)
 	return out.Partitions, err
 }
+
+// ElectLeaders moves the leadership of a topic's partitions (every one
+// when none are named) back to their preferred replicas, and answers each
+// partition: its leader, or why its preferred replica does not lead
+// through this election.
+func (c *Client) ElectLeaders(ctx context.Context, topic string, partitions []int32) ([]api.LeaderElection, error) {
+	in := struct {
+		Partitions []int32 `json:"partitions,omitempty"`
+	}{partitions}
+	var out struct {
+		Partitions []api.LeaderElection `json:"partitions"`
+	}
+	err := c.call(ctx, http.MethodPost, "/topics/"+esc(topic)+"/elect-leaders", nil, in, &out, 0)
+	return out.Partitions, err
+}

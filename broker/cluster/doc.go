@@ -83,7 +83,7 @@
 //
 // CreateTopic, DeleteTopic, CreatePartitions, AlterConfig,
 // ChangeReplicationFactor, EnsureOffsetsTopic, Drain, CancelDrain,
-// RemoveBroker, Rebalance, ControlledShutdown and AlterISR work on any
+// RemoveBroker, Rebalance, ElectPreferred, ControlledShutdown and AlterISR work on any
 // broker: off the controller they go to it over the peer transport
 // (broker/peer) as the operations controller/<name>, which ServePeer
 // registers on the broker's peer listener. A broker that receives one

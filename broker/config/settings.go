@@ -61,6 +61,11 @@ type Settings struct {
 	ReplicaFetchMaxBytes     int
 	ReplicaFetchRespMaxBytes int
 	ControlledShutdownMax    time.Duration
+	// AutoLeaderRebalance moves leaderships back to preferred replicas
+	// every LeaderImbalanceCheck; without it they move back only when an
+	// administrator asks (ElectLeaders, POST /topics/{name}/elect-leaders).
+	AutoLeaderRebalance  bool
+	LeaderImbalanceCheck time.Duration
 
 	GroupStaleTimeout             time.Duration
 	GroupCleanupInterval          time.Duration
@@ -107,6 +112,8 @@ func DefaultSettings() Settings {
 		ReplicaFetchMaxBytes:          1 << 20,
 		ReplicaFetchRespMaxBytes:      10 << 20,
 		ControlledShutdownMax:         30 * time.Second,
+		AutoLeaderRebalance:           true,
+		LeaderImbalanceCheck:          cluster.DefaultLeaderRebalanceInterval,
 		GroupStaleTimeout:             5 * time.Minute,
 		GroupCleanupInterval:          time.Minute,
 		GroupMinSessionTimeout:        time.Second,
@@ -275,6 +282,10 @@ var settingKeys = []settingKey{
 		func(s *Settings) string { return num(s.ReplicaFetchRespMaxBytes) }},
 	{"controlled.shutdown.timeout.ms", "how long a stopping broker waits for its leaderships to move", msKey(0, func(s *Settings, d time.Duration) { s.ControlledShutdownMax = d }),
 		func(s *Settings) string { return ms(s.ControlledShutdownMax) }},
+	{"auto.leader.rebalance.enable", "move leaderships back to preferred replicas on their own (off: only when asked)", boolKey(func(s *Settings, b bool) { s.AutoLeaderRebalance = b }),
+		func(s *Settings) string { return strconv.FormatBool(s.AutoLeaderRebalance) }},
+	{"leader.imbalance.check.interval.seconds", "how often the controller moves leaderships back to preferred replicas", intKey(1, math.MaxInt32, func(s *Settings, n int64) { s.LeaderImbalanceCheck = time.Duration(n) * time.Second }),
+		func(s *Settings) string { return num(int64(s.LeaderImbalanceCheck / time.Second)) }},
 	{"group.stale.timeout.ms", "a group member not seen this long is removed by the cleanup loop (unless its group sets session_timeout_ms)", msKey(1, func(s *Settings, d time.Duration) { s.GroupStaleTimeout = d }),
 		func(s *Settings) string { return ms(s.GroupStaleTimeout) }},
 	{"group.cleanup.interval.ms", "how often the stale-member cleanup loop runs", msKey(1, func(s *Settings, d time.Duration) { s.GroupCleanupInterval = d }),

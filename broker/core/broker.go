@@ -110,6 +110,7 @@ func New(cfg config.Config) (*Broker, error) {
 		Rack: cfg.Rack, InitialVoters: cfg.InitialVoters,
 		JoinAddresses:     cfg.BootstrapServers,
 		HeartbeatInterval: s.BrokerHeartbeatInterval, SessionTimeout: s.BrokerSessionTimeout,
+		LeaderRebalanceInterval:  leaderRebalanceInterval(s),
 		DefaultMinInsyncReplicas: s.MinInsyncReplicas,
 		OffsetsTopicPartitions:   int(s.OffsetsTopicNumPartitions), OffsetsTopicReplicas: int(s.OffsetsTopicReplicationFactor),
 		// Retention must never delete group state: coordinators trim their
@@ -326,4 +327,14 @@ func (b *Broker) Ready() error {
 		return errNotReady("%d group coordinators are loading", n)
 	}
 	return nil
+}
+
+// leaderRebalanceInterval is how often the controller moves leaderships
+// back to preferred replicas: never (negative) without
+// auto.leader.rebalance.enable.
+func leaderRebalanceInterval(s config.Settings) time.Duration {
+	if !s.AutoLeaderRebalance {
+		return -1
+	}
+	return s.LeaderImbalanceCheck
 }

@@ -53,6 +53,7 @@ var routeRights = map[string][]right{
 	"delete_topic":           {topicDelete},
 	"add_partitions":         {topicAlter},
 	"delete_records":         {topicDelete},
+	"elect_leaders":          {clusterAlter},
 	"set_topic_config":       {topicAlterConfigs},
 	"patch_topic_config":     {topicAlterConfigs},
 	"set_replication_factor": {topicAlter},

@@ -231,6 +231,14 @@ func (a authorizing) Users(ctx context.Context) ([]*auth.User, error) {
 	return a.Core.Users(ctx)
 }
 
+// ElectPreferredLeaders serves ElectLeaders: Alter on the cluster.
+func (a authorizing) ElectPreferredLeaders(ctx context.Context, partitions []api.TopicPartition) ([]api.LeaderElection, error) {
+	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpAlter}); err != nil {
+		return nil, err
+	}
+	return a.Core.ElectPreferredLeaders(ctx, partitions)
+}
+
 // LogDir serves DescribeLogDirs: Describe on the cluster.
 func (a authorizing) LogDir(ctx context.Context) (api.LogDir, error) {
 	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpDescribe}); err != nil {

@@ -272,3 +272,36 @@ func TestAuthorizingDeleteRecords(t *testing.T) {
 		t.Fatalf("the core deleted from %v, want only logs", core.reached)
 	}
 }
+
+type leaderElectingCore struct {
+	Core
+	calls int
+}
+
+func (c *leaderElectingCore) ElectPreferredLeaders(context.Context, []api.TopicPartition) ([]api.LeaderElection, error) {
+	c.calls++
+	return nil, nil
+}
+
+// TestAuthorizingElectLeaders: ElectLeaders needs Alter on the cluster, as
+// in Kafka; Alter on every topic does not do, and a refused election never
+// reaches the core.
+func TestAuthorizingElectLeaders(t *testing.T) {
+	users := map[string]*auth.User{
+		"ops":    {Name: "ops", ACLs: []auth.ACL{{Resource: auth.ResourceCluster, Operations: []auth.Operation{auth.OpAlter}}}},
+		"topics": {Name: "topics", ACLs: []auth.ACL{{Resource: auth.ResourceTopic, Name: "*", Operations: []auth.Operation{auth.OpAlter}}}},
+	}
+	sec := auth.Listener{Authentication: auth.AuthSCRAM, Authorization: true}
+	core := &leaderElectingCore{}
+	a := authorizing{Core: core, sec: sec, users: func(name string) *auth.User { return users[name] }}
+	as := func(name string) context.Context {
+		return withIdentity(context.Background(), identity{principal: auth.Principal{Name: name}, host: "10.0.0.1"})
+	}
+	if _, err := a.ElectPreferredLeaders(as("ops"), nil); err != nil || core.calls != 1 {
+		t.Fatalf("ops, with Alter on the cluster: %v (%d calls)", err, core.calls)
+	}
+	_, err := a.ElectPreferredLeaders(as("topics"), nil)
+	if code := asAPIError(err).Code; code != api.CodeClusterAuthorizationFailed || core.calls != 1 {
+		t.Fatalf("topics, with Alter on every topic only: %v (%d calls), want %s", err, core.calls, api.CodeClusterAuthorizationFailed)
+	}
+}

@@ -36,6 +36,10 @@ type Core interface {
 	AddPartitions(ctx context.Context, name string, partitions int32) error
 	DescribeTopic(ctx context.Context, name string) (*api.TopicDescription, error)
 	AlterTopicConfig(ctx context.Context, change api.TopicConfigChange) (map[string]string, error)
+	// ElectPreferredLeaders moves leaderships back to preferred replicas:
+	// the partitions named, answered in order, or with none every
+	// partition, answering those it elected.
+	ElectPreferredLeaders(ctx context.Context, partitions []api.TopicPartition) ([]api.LeaderElection, error)
 	// Settings are this broker's own broker-wide settings, and LogDir its
 	// data directory with the replicas it holds.
 	Settings(ctx context.Context) ([]api.BrokerSetting, error)

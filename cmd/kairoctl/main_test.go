@@ -167,6 +167,13 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 			t.Fatalf("partition %d's log start after delete-records: %d, want %d", p.Partition, p.LogStartOffset, want)
 		}
 	}
+	// One broker leads every partition it prefers: nothing to elect.
+	if out := mustRun(t, url, "", "topics", "elect-leaders", "orders"); strings.Count(out, "ELECTION_NOT_NEEDED") != len(desc.Partitions) {
+		t.Fatalf("elect-leaders on one broker:\n%s", out)
+	}
+	if out, err := run(t, url, "", "topics", "elect-leaders", "orders", "--partitions", "9"); err == nil || !strings.Contains(out, "UNKNOWN_PARTITION") {
+		t.Fatalf("elect-leaders of a partition orders lacks: %v\n%s", err, out)
+	}
 
 	var md api.Metadata
 	decode(t, mustRun(t, url, "", "cluster", "metadata", "-o", "json"), &md)
