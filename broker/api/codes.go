@@ -25,21 +25,24 @@ const (
 
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 
-	CodeTopicAlreadyExists      = "TOPIC_ALREADY_EXISTS"
-	CodeIllegalGeneration       = "ILLEGAL_GENERATION"
-	CodeRebalanceInProgress     = "REBALANCE_IN_PROGRESS"
-	CodeNonEmptyGroup           = "NON_EMPTY_GROUP"
-	CodeGroupSubscribedToTopic  = "GROUP_SUBSCRIBED_TO_TOPIC"
-	CodeReassignmentInfeasible  = "REASSIGNMENT_INFEASIBLE"
-	CodeBrokerNotEmpty          = "BROKER_NOT_EMPTY"
-	CodeVoterNotReplaceable     = "VOTER_NOT_REPLACEABLE"
-	CodeReassignmentInProgress  = "REASSIGNMENT_IN_PROGRESS"
-	CodeTopicDeletionInProgress = "TOPIC_DELETION_IN_PROGRESS"
-	CodeBodyTooLarge            = "BODY_TOO_LARGE"
-	CodeBodyTimeout             = "BODY_TIMEOUT"
-	CodeRecordTooLarge          = "RECORD_TOO_LARGE"
-	CodeUnsupportedMediaType    = "UNSUPPORTED_MEDIA_TYPE"
-	CodeOffsetOutOfRange        = "OFFSET_OUT_OF_RANGE"
+	CodeTopicAlreadyExists     = "TOPIC_ALREADY_EXISTS"
+	CodeIllegalGeneration      = "ILLEGAL_GENERATION"
+	CodeRebalanceInProgress    = "REBALANCE_IN_PROGRESS"
+	CodeNonEmptyGroup          = "NON_EMPTY_GROUP"
+	CodeGroupSubscribedToTopic = "GROUP_SUBSCRIBED_TO_TOPIC"
+	CodeReassignmentInfeasible = "REASSIGNMENT_INFEASIBLE"
+	CodeBrokerNotEmpty         = "BROKER_NOT_EMPTY"
+	CodeVoterNotReplaceable    = "VOTER_NOT_REPLACEABLE"
+	CodeReassignmentInProgress = "REASSIGNMENT_IN_PROGRESS"
+	// A cancellation of a partition reassignment where none is in
+	// progress (Kafka's NO_REASSIGNMENT_IN_PROGRESS).
+	CodeNoReassignmentInProgress = "NO_REASSIGNMENT_IN_PROGRESS"
+	CodeTopicDeletionInProgress  = "TOPIC_DELETION_IN_PROGRESS"
+	CodeBodyTooLarge             = "BODY_TOO_LARGE"
+	CodeBodyTimeout              = "BODY_TIMEOUT"
+	CodeRecordTooLarge           = "RECORD_TOO_LARGE"
+	CodeUnsupportedMediaType     = "UNSUPPORTED_MEDIA_TYPE"
+	CodeOffsetOutOfRange         = "OFFSET_OUT_OF_RANGE"
 	// CodeOffsetNotAvailable: a partition's latest offset was asked of a
 	// leader whose high watermark has not yet reached the start of its own
 	// leader epoch, so it may be below records already acknowledged
@@ -146,23 +149,24 @@ var statuses = map[string]int{
 
 	CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 
-	CodeTopicAlreadyExists:     http.StatusConflict,
-	CodeIllegalGeneration:      http.StatusConflict,
-	CodeRebalanceInProgress:    http.StatusConflict,
-	CodeNonEmptyGroup:          http.StatusConflict,
-	CodeGroupSubscribedToTopic: http.StatusConflict,
-	CodeReassignmentInfeasible: http.StatusConflict,
-	CodeBrokerNotEmpty:         http.StatusConflict,
-	CodeVoterNotReplaceable:    http.StatusConflict,
-	CodeReassignmentInProgress: http.StatusConflict,
-	CodeFencedLeaderEpoch:      http.StatusConflict,
-	CodeUnknownLeaderEpoch:     http.StatusConflict,
-	CodeInconsistentTopicID:    http.StatusConflict,
-	CodeStalePartitionEpoch:    http.StatusConflict,
-	CodeStaleBrokerEpoch:       http.StatusConflict,
-	CodeNotReplica:             http.StatusConflict,
-	CodeOutOfOrderSequence:     http.StatusConflict,
-	CodeInvalidProducerEpoch:   http.StatusConflict,
+	CodeTopicAlreadyExists:       http.StatusConflict,
+	CodeIllegalGeneration:        http.StatusConflict,
+	CodeRebalanceInProgress:      http.StatusConflict,
+	CodeNonEmptyGroup:            http.StatusConflict,
+	CodeGroupSubscribedToTopic:   http.StatusConflict,
+	CodeReassignmentInfeasible:   http.StatusConflict,
+	CodeBrokerNotEmpty:           http.StatusConflict,
+	CodeVoterNotReplaceable:      http.StatusConflict,
+	CodeReassignmentInProgress:   http.StatusConflict,
+	CodeNoReassignmentInProgress: http.StatusConflict,
+	CodeFencedLeaderEpoch:        http.StatusConflict,
+	CodeUnknownLeaderEpoch:       http.StatusConflict,
+	CodeInconsistentTopicID:      http.StatusConflict,
+	CodeStalePartitionEpoch:      http.StatusConflict,
+	CodeStaleBrokerEpoch:         http.StatusConflict,
+	CodeNotReplica:               http.StatusConflict,
+	CodeOutOfOrderSequence:       http.StatusConflict,
+	CodeInvalidProducerEpoch:     http.StatusConflict,
 
 	CodeFetchSessionIDNotFound:    http.StatusConflict,
 	CodeInvalidFetchSessionEpoch:  http.StatusConflict,

@@ -93,6 +93,20 @@ func (c *Client) DeleteRecords(ctx context.Context, topic string, partitions []a
 	return out.Partitions, err
 }
 
+// ReassignPartitions starts, replaces or cancels reassignments of a
+// topic's partitions, and answers each partition: its replicas
+// afterwards, or why it kept them.
+func (c *Client) ReassignPartitions(ctx context.Context, topic string, partitions []api.PartitionReassignment) ([]api.ReassignmentAnswer, error) {
+	in := struct {
+		Partitions []api.PartitionReassignment `json:"partitions"`
+	}{partitions}
+	var out struct {
+		Partitions []api.ReassignmentAnswer `json:"partitions"`
+	}
+	err := c.call(ctx, http.MethodPost, "/topics/"+esc(topic)+"/reassignments", nil, in, &out, 0)
+	return out.Partitions, err
+}
+
 // ElectLeaders moves the leadership of a topic's partitions (every one
 // when none are named) back to their preferred replicas, and answers each
 // partition: its leader, or why its preferred replica does not lead

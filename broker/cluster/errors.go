@@ -17,8 +17,10 @@ var (
 	ErrInvalidReplicationFactor = metadata.ErrInvalidReplicationFactor
 	ErrInvalidConfig            = metadata.ErrInvalidConfig
 	ErrInternalTopic            = metadata.ErrInternalTopic
+	ErrInvalidAssignment        = metadata.ErrInvalidAssignment
 	ErrReassignmentInfeasible   = metadata.ErrReassignmentInfeasible
 	ErrReassignmentInProgress   = metadata.ErrReassignmentInProgress
+	ErrNoReassignmentInProgress = metadata.ErrNoReassignmentInProgress
 	ErrBrokerNotEmpty           = metadata.ErrBrokerNotEmpty
 	ErrVoterNotReplaceable      = metadata.ErrVoterNotReplaceable
 	ErrUnknownBroker            = metadata.ErrUnknownBroker

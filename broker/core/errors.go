@@ -174,6 +174,7 @@ var errorRules = []struct {
 	{metadata.ErrInvalidAssignment, api.CodeInvalidArgument},
 	{metadata.ErrReassignmentInfeasible, api.CodeReassignmentInfeasible},
 	{metadata.ErrReassignmentInProgress, api.CodeReassignmentInProgress},
+	{metadata.ErrNoReassignmentInProgress, api.CodeNoReassignmentInProgress},
 	{metadata.ErrBrokerNotEmpty, api.CodeBrokerNotEmpty},
 	{metadata.ErrVoterNotReplaceable, api.CodeVoterNotReplaceable},
 	{metadata.ErrUnknownBroker, api.CodeUnknownBroker},

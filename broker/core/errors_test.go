@@ -93,6 +93,7 @@ var clientErrorTable = []struct {
 	{"metadata.ErrInvalidAssignment", metadata.ErrInvalidAssignment, api.CodeInvalidArgument, 400},
 	{"metadata.ErrReassignmentInfeasible", metadata.ErrReassignmentInfeasible, api.CodeReassignmentInfeasible, 409},
 	{"metadata.ErrReassignmentInProgress", metadata.ErrReassignmentInProgress, api.CodeReassignmentInProgress, 409},
+	{"metadata.ErrNoReassignmentInProgress", metadata.ErrNoReassignmentInProgress, api.CodeNoReassignmentInProgress, 409},
 	{"metadata.ErrBrokerNotEmpty", metadata.ErrBrokerNotEmpty, api.CodeBrokerNotEmpty, 409},
 	{"metadata.ErrVoterNotReplaceable", metadata.ErrVoterNotReplaceable, api.CodeVoterNotReplaceable, 409},
 	{"metadata.ErrUnknownBroker", metadata.ErrUnknownBroker, api.CodeUnknownBroker, 404},

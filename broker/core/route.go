@@ -137,6 +137,14 @@ func int32s(xs []int) []int32 {
 	return out
 }
 
+func ints(xs []int32) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x)
+	}
+	return out
+}
+
 // PeerHandler is the handler of the peer listener: the controller's,
 // the replicas' and this package's operations on the peer transport
 // (broker/peer), among them the requests other brokers pass on to this

@@ -54,6 +54,7 @@ var routeRights = map[string][]right{
 	"add_partitions":         {topicAlter},
 	"delete_records":         {topicDelete},
 	"elect_leaders":          {clusterAlter},
+	"reassign_partitions":    {clusterAlter},
 	"set_topic_config":       {topicAlterConfigs},
 	"patch_topic_config":     {topicAlterConfigs},
 	"set_replication_factor": {topicAlter},

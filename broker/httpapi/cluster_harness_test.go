@@ -168,6 +168,7 @@ type partitionView struct {
 	LeaderEpoch     int32   `json:"leader_epoch"`
 	Replicas        []int32 `json:"replicas"`
 	ISR             []int32 `json:"isr"`
+	Adding          []int32 `json:"adding"`
 	HighWatermark   int64   `json:"high_watermark"`
 	LogEndOffset    int64   `json:"log_end_offset"`
 	LogStartOffset  int64   `json:"log_start_offset"`

@@ -141,6 +141,7 @@ func (s *Server) registerRoutes() {
 	s.topicRoutes()
 	s.deleteRecordsRoutes()
 	s.electLeadersRoutes()
+	s.reassignRoutes()
 	s.handle("POST /produce", "produce", kindData, s.produce)
 	s.producerRoutes()
 	s.handle("GET /fetch", "fetch", kindData, s.fetch)

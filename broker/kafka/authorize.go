@@ -239,6 +239,24 @@ func (a authorizing) ElectPreferredLeaders(ctx context.Context, partitions []api
 	return a.Core.ElectPreferredLeaders(ctx, partitions)
 }
 
+// ReassignPartitions serves AlterPartitionReassignments: Alter on the
+// cluster.
+func (a authorizing) ReassignPartitions(ctx context.Context, partitions []api.PartitionReassignment) ([]api.ReassignmentAnswer, error) {
+	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpAlter}); err != nil {
+		return nil, err
+	}
+	return a.Core.ReassignPartitions(ctx, partitions)
+}
+
+// Reassignments serves ListPartitionReassignments: Describe on the
+// cluster.
+func (a authorizing) Reassignments(ctx context.Context, topics []string) ([]api.Reassignment, error) {
+	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpDescribe}); err != nil {
+		return nil, err
+	}
+	return a.Core.Reassignments(ctx, topics)
+}
+
 // LogDir serves DescribeLogDirs: Describe on the cluster.
 func (a authorizing) LogDir(ctx context.Context) (api.LogDir, error) {
 	if err := a.check(ctx, auth.Need{Resource: auth.ResourceCluster, Op: auth.OpDescribe}); err != nil {

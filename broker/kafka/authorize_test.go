@@ -305,3 +305,53 @@ func TestAuthorizingElectLeaders(t *testing.T) {
 		t.Fatalf("topics, with Alter on every topic only: %v (%d calls), want %s", err, core.calls, api.CodeClusterAuthorizationFailed)
 	}
 }
+
+type reassigningCore struct {
+	Core
+	moves, lists int
+}
+
+func (c *reassigningCore) ReassignPartitions(context.Context, []api.PartitionReassignment) ([]api.ReassignmentAnswer, error) {
+	c.moves++
+	return nil, nil
+}
+
+func (c *reassigningCore) Reassignments(context.Context, []string) ([]api.Reassignment, error) {
+	c.lists++
+	return nil, nil
+}
+
+// TestAuthorizingReassignments: moving partitions needs Alter on the
+// cluster and listing the moves Describe on it, as in Kafka; Alter on
+// every topic does neither, and a refused request never reaches the core.
+func TestAuthorizingReassignments(t *testing.T) {
+	users := map[string]*auth.User{
+		"ops":    {Name: "ops", ACLs: []auth.ACL{{Resource: auth.ResourceCluster, Operations: []auth.Operation{auth.OpAlter}}}},
+		"viewer": {Name: "viewer", ACLs: []auth.ACL{{Resource: auth.ResourceCluster, Operations: []auth.Operation{auth.OpDescribe}}}},
+		"topics": {Name: "topics", ACLs: []auth.ACL{{Resource: auth.ResourceTopic, Name: "*", Operations: []auth.Operation{auth.OpAlter}}}},
+	}
+	sec := auth.Listener{Authentication: auth.AuthSCRAM, Authorization: true}
+	core := &reassigningCore{}
+	a := authorizing{Core: core, sec: sec, users: func(name string) *auth.User { return users[name] }}
+	as := func(name string) context.Context {
+		return withIdentity(context.Background(), identity{principal: auth.Principal{Name: name}, host: "10.0.0.1"})
+	}
+	for _, tc := range []struct {
+		user       string
+		move, list bool
+	}{{"ops", true, true}, {"viewer", false, true}, {"topics", false, false}} {
+		_, merr := a.ReassignPartitions(as(tc.user), nil)
+		_, lerr := a.Reassignments(as(tc.user), nil)
+		if (merr == nil) != tc.move || (lerr == nil) != tc.list {
+			t.Errorf("%s: move %v, list %v; want allowed %v and %v", tc.user, merr, lerr, tc.move, tc.list)
+		}
+		for _, err := range []error{merr, lerr} {
+			if err != nil && asAPIError(err).Code != api.CodeClusterAuthorizationFailed {
+				t.Errorf("%s: %v, want %s", tc.user, err, api.CodeClusterAuthorizationFailed)
+			}
+		}
+	}
+	if core.moves != 1 || core.lists != 2 {
+		t.Fatalf("the core moved %d times and listed %d, want 1 and 2", core.moves, core.lists)
+	}
+}

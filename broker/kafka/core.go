@@ -40,6 +40,11 @@ type Core interface {
 	// the partitions named, answered in order, or with none every
 	// partition, answering those it elected.
 	ElectPreferredLeaders(ctx context.Context, partitions []api.TopicPartition) ([]api.LeaderElection, error)
+	// ReassignPartitions starts, replaces or cancels reassignments,
+	// answering each partition; Reassignments lists those in progress of
+	// the topics named, or of every topic.
+	ReassignPartitions(ctx context.Context, partitions []api.PartitionReassignment) ([]api.ReassignmentAnswer, error)
+	Reassignments(ctx context.Context, topics []string) ([]api.Reassignment, error)
 	// Settings are this broker's own broker-wide settings, and LogDir its
 	// data directory with the replicas it holds.
 	Settings(ctx context.Context) ([]api.BrokerSetting, error)

@@ -54,6 +54,7 @@ var kafkaCodes = map[string]*kerr.Error{
 	api.CodeGroupSubscribedToTopic:      kerr.GroupSubscribedToTopic,
 	api.CodeInconsistentGroupProtocol:   kerr.InconsistentGroupProtocol,
 	api.CodeReassignmentInProgress:      kerr.ReassignmentInProgress,
+	api.CodeNoReassignmentInProgress:    kerr.NoReassignmentInProgress,
 	api.CodeElectionNotNeeded:           kerr.ElectionNotNeeded,
 	api.CodePreferredLeaderNotAvailable: kerr.PreferredLeaderNotAvailable,
 	// Authorization (authorize.go).

@@ -174,6 +174,16 @@ func TestKairoctlAgainstBroker(t *testing.T) {
 	if out, err := run(t, url, "", "topics", "elect-leaders", "orders", "--partitions", "9"); err == nil || !strings.Contains(out, "UNKNOWN_PARTITION") {
 		t.Fatalf("elect-leaders of a partition orders lacks: %v\n%s", err, out)
 	}
+	// One broker: a partition can only stay where it is, or be refused.
+	if out := mustRun(t, url, "", "topics", "reassign", "orders", "--partitions", "0", "--replicas", "0"); !strings.Contains(out, "REPLICAS") {
+		t.Fatalf("reassign onto the broker it is on:\n%s", out)
+	}
+	if out, err := run(t, url, "", "topics", "reassign", "orders", "--partitions", "0", "--replicas", "0,7"); err == nil || !strings.Contains(out, "INVALID_ARGUMENT") {
+		t.Fatalf("reassign onto unknown broker 7: %v\n%s", err, out)
+	}
+	if out, err := run(t, url, "", "topics", "reassign", "orders", "--partitions", "0", "--cancel"); err == nil || !strings.Contains(out, "NO_REASSIGNMENT_IN_PROGRESS") {
+		t.Fatalf("cancel with nothing in progress: %v\n%s", err, out)
+	}
 
 	var md api.Metadata
 	decode(t, mustRun(t, url, "", "cluster", "metadata", "-o", "json"), &md)

@@ -13,7 +13,7 @@ import (
 func topicsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "topics", Short: "Create, list, describe, alter and delete topics"}
 	cmd.AddCommand(topicsCreateCmd(g), topicsListCmd(g), topicsDescribeCmd(g), topicsDeleteCmd(g), topicsAlterCmd(g),
-		topicsDeleteRecordsCmd(g), topicsElectLeadersCmd(g))
+		topicsDeleteRecordsCmd(g), topicsElectLeadersCmd(g), topicsReassignCmd(g))
 	return cmd
 }
 

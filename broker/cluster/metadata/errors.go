@@ -28,18 +28,21 @@ var (
 	ErrInvalidAssignment      = errors.New("invalid replica assignment")
 	ErrReassignmentInfeasible = errors.New("reassignment infeasible")
 	ErrReassignmentInProgress = errors.New("reassignment in progress")
-	ErrBrokerNotEmpty         = errors.New("broker still holds replicas")
-	ErrVoterNotReplaceable    = errors.New("no broker can take the voter's place in the metadata quorum")
-	ErrUnknownBroker          = errors.New("unknown broker")
-	ErrNotController          = errors.New("not the controller")
-	ErrFencedLeaderEpoch      = errors.New("stale leader epoch")
-	ErrStalePartitionEpoch    = errors.New("stale partition epoch")
-	ErrNotLeader              = errors.New("not the partition leader")
-	ErrInvalidISR             = errors.New("invalid ISR")
-	ErrStaleBrokerEpoch       = errors.New("stale broker epoch")
-	ErrInvalidCommand         = errors.New("invalid metadata command")
-	ErrNotReady               = errors.New("metadata not ready")
-	ErrRequestTimedOut        = errors.New("request timed out")
+	// ErrNoReassignmentInProgress: a cancellation of a partition that is
+	// not being reassigned.
+	ErrNoReassignmentInProgress = errors.New("no reassignment in progress")
+	ErrBrokerNotEmpty           = errors.New("broker still holds replicas")
+	ErrVoterNotReplaceable      = errors.New("no broker can take the voter's place in the metadata quorum")
+	ErrUnknownBroker            = errors.New("unknown broker")
+	ErrNotController            = errors.New("not the controller")
+	ErrFencedLeaderEpoch        = errors.New("stale leader epoch")
+	ErrStalePartitionEpoch      = errors.New("stale partition epoch")
+	ErrNotLeader                = errors.New("not the partition leader")
+	ErrInvalidISR               = errors.New("invalid ISR")
+	ErrStaleBrokerEpoch         = errors.New("stale broker epoch")
+	ErrInvalidCommand           = errors.New("invalid metadata command")
+	ErrNotReady                 = errors.New("metadata not ready")
+	ErrRequestTimedOut          = errors.New("request timed out")
 	// ErrStaleProducerIDs: an AllocateIDs planned from a next producer id
 	// the image no longer has (another block was handed out meanwhile).
 	ErrStaleProducerIDs = errors.New("producer id block already handed out")
@@ -63,6 +66,7 @@ var codes = []struct {
 	{ErrInvalidAssignment, api.CodeInvalidArgument},
 	{ErrReassignmentInfeasible, api.CodeReassignmentInfeasible},
 	{ErrReassignmentInProgress, api.CodeReassignmentInProgress},
+	{ErrNoReassignmentInProgress, api.CodeNoReassignmentInProgress},
 	{ErrBrokerNotEmpty, api.CodeBrokerNotEmpty},
 	{ErrVoterNotReplaceable, api.CodeVoterNotReplaceable},
 	{ErrUnknownBroker, api.CodeUnknownBroker},
