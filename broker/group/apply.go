@@ -55,8 +55,13 @@ func (c *Coordinator) apply(g *group, r *record) {
 		}
 	case recOffsets:
 		for _, o := range r.Offsets {
-			if o.Topic != "" && o.Partition >= 0 {
-				g.offsets[TopicPartition{o.Topic, o.Partition}] = committed{offset: o.Offset, metadata: o.Metadata}
+			tp := TopicPartition{o.Topic, o.Partition}
+			switch {
+			case o.Topic == "" || o.Partition < 0:
+			case o.Offset < 0: // a Kafka client's "none" (CommitOffsets)
+				delete(g.offsets, tp)
+			default:
+				g.offsets[tp] = committed{offset: o.Offset, metadata: o.Metadata}
 			}
 		}
 	case recForget:

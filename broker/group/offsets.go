@@ -61,7 +61,11 @@ type CommitRequest struct {
 
 // CommitOffsets validates and stores offsets, all or none, in one journal
 // record. Topics and partitions must exist (ErrUnknownTopic,
-// ErrUnknownPartition) and offsets must not be negative.
+// ErrUnknownPartition). A negative offset clears the partition's
+// committed offset: it is a Kafka client's "none" (kafkajs's resetOffsets
+// commits -2, the earliest, for a consumer to start over), every Kafka
+// client reads a negative committed offset as none and starts from its
+// reset policy, and Kafka's brokers take it; the HTTP API refuses one.
 func (c *Coordinator) CommitOffsets(ctx context.Context, req CommitRequest) error {
 	gid, err := cleanName("group", req.Group)
 	if err != nil {
@@ -75,9 +79,6 @@ func (c *Coordinator) CommitOffsets(ctx context.Context, req CommitRequest) erro
 		topic, err := c.checkPartition(o.Topic, o.Partition)
 		if err != nil {
 			return err
-		}
-		if o.Offset < 0 {
-			return fmt.Errorf("%w: offset %d is negative", ErrInvalidArgument, o.Offset)
 		}
 		if len(o.Metadata) > maxMetadataLen {
 			return fmt.Errorf("%w: metadata is longer than %d bytes", ErrInvalidArgument, maxMetadataLen)

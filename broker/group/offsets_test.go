@@ -59,7 +59,6 @@ func TestCommitValidation(t *testing.T) {
 		{"unknown topic", CommitRequest{Group: "g", Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "nope"}}}, ErrUnknownTopic},
 		{"negative partition", CommitRequest{Group: "g", Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Partition: -1}}}, ErrUnknownPartition},
 		{"partition past the end", CommitRequest{Group: "g", Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Partition: 4}}}, ErrUnknownPartition},
-		{"negative offset", CommitRequest{Group: "g", Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Offset: -1}}}, ErrInvalidArgument},
 		{"metadata too long", CommitRequest{Group: "g", Generation: NoGeneration, Offsets: []OffsetCommit{{Topic: "orders", Metadata: string(long)}}}, ErrInvalidArgument},
 	}
 	for _, tt := range tests {
@@ -67,6 +66,37 @@ func TestCommitValidation(t *testing.T) {
 	}
 	if len(e.journal.Records()) != 0 || len(e.c.groupIDs()) != 0 {
 		t.Fatal("a rejected commit stored something")
+	}
+}
+
+// TestNegativeCommitClears: a negative offset, Kafka clients' "none",
+// clears the partition's commit in the same record as the others it
+// comes with, and stays cleared when the journal is replayed.
+func TestNegativeCommitClears(t *testing.T) {
+	e := newEnv(t)
+	const g = "resetters"
+	commit := func(offsets ...OffsetCommit) {
+		t.Helper()
+		must(t, e.c.CommitOffsets(bg, CommitRequest{Group: g, Generation: NoGeneration, Offsets: offsets}))
+	}
+	commit(OffsetCommit{Topic: "orders", Partition: 0, Offset: 5}, OffsetCommit{Topic: "orders", Partition: 1, Offset: 6})
+	commit(OffsetCommit{Topic: "orders", Partition: 0, Offset: -2}, OffsetCommit{Topic: "orders", Partition: 1, Offset: 8},
+		OffsetCommit{Topic: "orders", Partition: 2, Offset: -1})
+	want := map[TopicPartition]int64{{"orders", 1}: 8}
+	for _, run := range []string{"live", "replayed"} {
+		c := e.c
+		if run == "replayed" {
+			c = e.restart()
+		}
+		all, err := c.Offsets(g)
+		must(t, err)
+		got := map[TopicPartition]int64{}
+		for _, o := range all {
+			got[TopicPartition{o.Topic, o.Partition}] = o.Offset
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: offsets %v, want %v", run, got, want)
+		}
 	}
 }
 

@@ -61,9 +61,18 @@ type producedPartition struct {
 }
 
 // runKafkaJS runs kafkajs/roundtrip.js under node with env and decodes
-// what it prints. The node_modules it needs come from `npm ci`, which
-// .ci/run runs on a fresh clone.
+// what it prints.
 func runKafkaJS(t *testing.T, ctx context.Context, env ...string) kafkajsResult {
+	t.Helper()
+	var res kafkajsResult
+	runNodeScript(t, ctx, "roundtrip.js", &res, env...)
+	return res
+}
+
+// runNodeScript runs one of the scripts in kafkajs/ under node with env
+// and decodes what it prints into out. The node_modules it needs come
+// from `npm ci`, which .ci/run runs on a fresh clone.
+func runNodeScript(t *testing.T, ctx context.Context, script string, out any, env ...string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -76,22 +85,20 @@ func runKafkaJS(t *testing.T, ctx context.Context, env ...string) kafkajsResult 
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "kafkajs")); err != nil {
 		t.Fatalf("kafkajs is not installed (npm ci --prefix test/kafka/kafkajs; .ci/run does): %v", err)
 	}
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "roundtrip.js"))
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, script))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node roundtrip.js: %v\n%s", err, stderr.String())
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
 	}
 	if stderr.Len() > 0 {
-		t.Logf("roundtrip.js wrote to stderr:\n%s", stderr.String())
+		t.Logf("%s wrote to stderr:\n%s", script, stderr.String())
 	}
-	var res kafkajsResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("roundtrip.js printed %q: %v\n%s", stdout.String(), err, stderr.String())
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("%s printed %q: %v\n%s", script, stdout.String(), err, stderr.String())
 	}
-	return res
 }
 
 // TestKafkaJS: kafkajs, which sends every request at its own maximum
