@@ -27,12 +27,7 @@ func TestElectPreferred(t *testing.T) {
 	c.syncISRs()
 	ctx := ctxTimeout(t, 60*time.Second)
 	ctl := c.controller()
-	var n *Node
-	for _, o := range c.running() {
-		if o != ctl && n == nil {
-			n = o
-		}
-	}
+	n := c.otherThan(ctl)
 	if _, err := n.CreateTopic(ctx, CreateTopicRequest{Name: "e", Partitions: 6, ReplicationFactor: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +45,7 @@ func TestElectPreferred(t *testing.T) {
 
 	// Restart the broker that is neither asked nor controller: its
 	// partitions' leaderships move away and stay away.
-	var restarted int
-	for _, o := range c.running() {
-		if o != ctl && o != n {
-			restarted = o.ID()
-		}
-	}
+	restarted := c.otherThan(ctl, n).ID()
 	var preferredThere []int
 	for _, p := range n.Image().Topic("e").Partitions {
 		if p.Replicas[0] == restarted {

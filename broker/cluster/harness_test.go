@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -219,6 +220,18 @@ func (c *testCluster) controller() *Node {
 		return false
 	})
 	return found
+}
+
+// otherThan returns a running node that is none of nodes.
+func (c *testCluster) otherThan(nodes ...*Node) *Node {
+	c.t.Helper()
+	for _, o := range c.running() {
+		if !slices.Contains(nodes, o) {
+			return o
+		}
+	}
+	c.t.Fatalf("no running broker besides %d", len(nodes))
+	return nil
 }
 
 // eventually polls cond every 20 ms until it holds or timeout passes.

@@ -19,12 +19,7 @@ func TestReassignPartitions(t *testing.T) {
 	c.syncISRs()
 	ctx := ctxTimeout(t, 60*time.Second)
 	ctl := c.controller()
-	var n *Node
-	for _, o := range c.running() {
-		if o != ctl && n == nil {
-			n = o
-		}
-	}
+	n := c.otherThan(ctl)
 	if _, err := n.CreateTopic(ctx, CreateTopicRequest{Name: "r", Partitions: 2, ReplicationFactor: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +67,7 @@ func TestReassignPartitions(t *testing.T) {
 	}
 
 	// Onto a stopped broker a move cannot complete: listed, then undone.
-	var away int
-	for _, o := range c.running() {
-		if o != ctl && o != n {
-			away = o.ID()
-		}
-	}
+	away := c.otherThan(ctl, n).ID()
 	c.stop(away)
 	c.eventually(10*time.Second, "the stopped broker fenced", func() bool { return !n.Image().Live(away) })
 	if _, err := n.CreateTopic(ctx, CreateTopicRequest{Name: "s", Partitions: 1, ReplicationFactor: 1}); err != nil {

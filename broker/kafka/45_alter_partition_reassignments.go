@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,27 +46,29 @@ func (s *Server) alterPartitionReassignments(ctx context.Context, req *request) 
 		defer cancel()
 	}
 	answers, err := s.opts.Core.ReassignPartitions(ctx, asked)
+	if err == nil && len(answers) != len(asked) {
+		err = fmt.Errorf("%d answers to %d partitions", len(answers), len(asked))
+	}
 	if err != nil {
 		msg := err.Error()
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), &msg
 		return resp
 	}
-	for _, a := range answers {
-		var code int16
-		var msg *string
-		if a.Code != "" {
-			code, msg = reassignmentError(a.Code), &a.Error
+	// The answers come in the order asked.
+	for _, t := range r.Topics {
+		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		rt.Topic = t.Topic
+		for range t.Partitions {
+			a := answers[0]
+			answers = answers[1:]
+			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			rp.Partition = a.Partition
+			if a.Code != "" {
+				rp.ErrorCode, rp.ErrorMessage = reassignmentError(a.Code), &a.Error
+			}
+			rt.Partitions = append(rt.Partitions, rp)
 		}
-		i := len(resp.Topics) - 1
-		if i < 0 || resp.Topics[i].Topic != a.Topic {
-			t := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-			t.Topic = a.Topic
-			resp.Topics = append(resp.Topics, t)
-			i++
-		}
-		p := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-		p.Partition, p.ErrorCode, p.ErrorMessage = a.Partition, code, msg
-		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, p)
+		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }
